@@ -1,0 +1,16 @@
+"""toolnode-lab's helpers: the small, tested pieces every notebook imports.
+
+Modules, by concept (each public helper's docstring names the notebook that teaches it):
+
+- `helpers.timing`  — `Stopwatch`, `CallRecorder`, `format_seconds`
+- `helpers.plots`   — `plot_timeline`, `plot_scaling`
+- `helpers.tools`   — the demo tools (weather / attraction, failing, dependent)
+- `helpers.models`  — `ScriptedChatModel` (offline) and `get_chat_model` (real on request)
+- `helpers.display` — `show_graph`: graphs as mermaid, rendered offline
+- `helpers.doctor`  — `python -m helpers.doctor`, the pre-flight check
+- `helpers.nbtools` — maintainer commands: execute, normalise and check notebooks
+
+Nothing is imported here, so `import helpers` is instant and has no side effects.
+"""
+
+__version__ = "0.1.0"

@@ -1,0 +1,152 @@
+"""The course's demo tools: the source posts' weather / attraction pair, a failing tool and a
+dependent pair, each with a configurable delay and an optional `CallRecorder`.
+
+The delays stand in for network I/O: `asyncio.sleep` for async tools, `time.sleep` for sync ones.
+Each factory builds fresh tools, so a notebook can have a fast pair and a slow pair side by side.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from contextlib import nullcontext
+
+from langchain_core.tools import BaseTool, StructuredTool
+
+from helpers.timing import CallRecorder
+
+WEATHER = {"杭州": "晴，25 摄氏度", "北京": "多云，18 摄氏度", "上海": "小雨，21 摄氏度"}
+ATTRACTIONS = {"杭州": "西湖", "北京": "故宫", "上海": "外滩"}
+CAPITALS = {"浙江": "杭州", "江苏": "南京", "广东": "广州"}
+
+DEFAULT_DELAY = 0.1
+"""Seconds each demo tool waits: the posts use 1 s; the course uses 0.1 s so notebooks run fast."""
+
+
+def _span(recorder: CallRecorder | None, label: str):
+    return recorder.span(label) if recorder is not None else nullcontext()
+
+
+async def fetch_weather(city: str, delay: float = DEFAULT_DELAY) -> str:
+    """Pretend to call a weather API: wait `delay` seconds, return e.g. `杭州：晴，25 摄氏度`.
+
+    Taught in `notebooks/01_sequential_vs_gather.ipynb`.
+    """
+    await asyncio.sleep(delay)
+    return f"{city}：{WEATHER.get(city, '未知')}"
+
+
+async def fetch_attraction(city: str, delay: float = DEFAULT_DELAY) -> str:
+    """Pretend to call an attractions API: wait `delay` seconds, return e.g. `杭州：西湖`.
+
+    Taught in `notebooks/01_sequential_vs_gather.ipynb`.
+    """
+    await asyncio.sleep(delay)
+    return f"{city}：{ATTRACTIONS.get(city, '未知')}"
+
+
+def _make_tool(name: str, description: str, answer, delay: float, recorder, sync: bool) -> BaseTool:
+    """Build one tool whose body waits `delay` s (inside a recorder span) and returns answer(city)."""
+    if sync:
+
+        def func(city: str) -> str:
+            with _span(recorder, name):
+                time.sleep(delay)
+                return answer(city)
+
+        return StructuredTool.from_function(func=func, name=name, description=description)
+
+    async def coroutine(city: str) -> str:
+        with _span(recorder, name):
+            await asyncio.sleep(delay)
+            return answer(city)
+
+    return StructuredTool.from_function(coroutine=coroutine, name=name, description=description)
+
+
+def make_city_tools(
+    delay: float = DEFAULT_DELAY,
+    *,
+    recorder: CallRecorder | None = None,
+    sync: bool = False,
+) -> list[BaseTool]:
+    """Return the posts' two independent tools, `[lookup_weather, lookup_attraction]`.
+
+    Args:
+        delay: seconds each call waits before answering.
+        recorder: if given, every call is recorded as a span labelled with the tool's name.
+        sync: build sync tools (`time.sleep`) instead of async ones (`asyncio.sleep`).
+            Async tools have no sync body: `tool.invoke(...)` on them raises
+            `NotImplementedError`; that is deliberate and taught in lesson 03.
+
+    Example:
+        ```python
+        weather, attraction = make_city_tools(delay=0.1)
+        await weather.ainvoke({"city": "杭州"})   # '杭州：晴，25 摄氏度'
+        ```
+
+    Taught in `notebooks/02_custom_async_tool_node.ipynb`.
+    """
+    return [
+        _make_tool(
+            "lookup_weather",
+            "Look up today's weather for a Chinese city, e.g. 杭州.",
+            lambda city: f"{city}：{WEATHER.get(city, '未知')}",
+            delay,
+            recorder,
+            sync,
+        ),
+        _make_tool(
+            "lookup_attraction",
+            "Look up the best-known sight of a Chinese city, e.g. 杭州.",
+            lambda city: f"{city}：{ATTRACTIONS.get(city, '未知')}",
+            delay,
+            recorder,
+            sync,
+        ),
+    ]
+
+
+def make_failing_tool(
+    delay: float = DEFAULT_DELAY,
+    *,
+    recorder: CallRecorder | None = None,
+    sync: bool = False,
+    name: str = "lookup_traffic",
+) -> BaseTool:
+    """Return a tool that waits `delay` seconds and then raises `ConnectionError`.
+
+    It stands for a flaky upstream service: use it to see what one failure does to a batch.
+
+    Taught in `notebooks/01_sequential_vs_gather.ipynb` (as a coroutine) and
+    `notebooks/03_builtin_toolnode.ipynb`.
+    """
+
+    def fail(city: str) -> str:
+        raise ConnectionError(f"traffic service unreachable for {city}")
+
+    return _make_tool(
+        name, "Look up live traffic for a city (its service is down).", fail, delay, recorder, sync
+    )
+
+
+def make_dependent_tools(
+    delay: float = DEFAULT_DELAY,
+    *,
+    recorder: CallRecorder | None = None,
+) -> list[BaseTool]:
+    """Return `[lookup_capital, lookup_weather]`: the second needs the first's answer.
+
+    `lookup_capital("浙江")` returns `杭州`; only then can `lookup_weather("杭州")` be asked.
+    Dependent calls like these must stay sequential, whatever the concurrency machinery.
+
+    Taught in `notebooks/01_sequential_vs_gather.ipynb`.
+    """
+    async def lookup_capital(province: str) -> str:
+        """Return the capital city of a Chinese province, e.g. 浙江 -> 杭州."""
+        with _span(recorder, "lookup_capital"):
+            await asyncio.sleep(delay)
+            return CAPITALS.get(province, "未知")
+
+    capital = StructuredTool.from_function(coroutine=lookup_capital)
+    return [capital, make_city_tools(delay, recorder=recorder)[0]]
