@@ -27,8 +27,15 @@ OPENING = ["Review", "Goals", "Prerequisites", "Setup"]
 CLOSING = ["Recap", "Check your understanding", "What's next"]
 RAISES = "raises-exception"
 MAX_BYTES = 400_000
-# Settings that must not leak into a regeneration: outputs are always from the offline run.
-OFFLINE_ENV_UNSET = ("TOOLNODE_LAB_MODEL", "MPLBACKEND")
+# Settings that must not leak into a regeneration (or a test run, see tests/conftest.py): outputs
+# always come from the offline scripted model, with no tracing and matplotlib's inline backend.
+OFFLINE_ENV_UNSET = (
+    "TOOLNODE_LAB_MODEL",
+    "MPLBACKEND",
+    "LANGSMITH_TRACING",
+    "LANGCHAIN_TRACING_V2",
+    "LANGCHAIN_TRACING",
+)
 
 
 def course_notebooks(root: Path = ROOT) -> list[Path]:

@@ -36,6 +36,9 @@ def plot_timeline(
         xmax: fix the x-axis end, so two timelines share one scale.
         show: call `plt.show()` when a new figure was made.
 
+    Returns:
+        The axes, unless the figure was shown (so a cell ending with this call prints nothing).
+
     Taught in `notebooks/01_sequential_vs_gather.ipynb`.
     """
     calls = calls.calls if isinstance(calls, CallRecorder) else list(calls)
@@ -45,7 +48,7 @@ def plot_timeline(
     wall = max(c.end for c in calls) - origin
     own_figure = ax is None
     if own_figure:
-        _, ax = plt.subplots(figsize=(FIGSIZE[0], 0.5 + 0.32 * len(calls)), dpi=DPI)
+        _, ax = plt.subplots(figsize=(FIGSIZE[0], max(1.8, 0.8 + 0.3 * len(calls))), dpi=DPI)
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     palette: dict[str, str] = {}
     for row, call in enumerate(calls):
@@ -61,6 +64,7 @@ def plot_timeline(
         plt.tight_layout()
         if show:
             plt.show()
+            return None
     return ax
 
 
@@ -78,6 +82,7 @@ def plot_scaling(
     Args:
         ns: the numbers of calls measured.
         series: strategy name → wall seconds, one per entry of `ns`.
+        show: call `plt.show()`; otherwise the axes are returned for more drawing.
 
     Taught in `notebooks/01_sequential_vs_gather.ipynb`.
     """
@@ -95,4 +100,5 @@ def plot_scaling(
     plt.tight_layout()
     if show:
         plt.show()
+        return None
     return ax

@@ -6,11 +6,21 @@ that teaches the behaviour, so a library upgrade points straight at the lesson t
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
+from helpers.nbtools import OFFLINE_ENV_UNSET
+
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def pytest_configure(config):
+    # The suite is offline by definition: a developer's real-model switch, LangSmith tracing or
+    # MPLBACKEND must not reach the notebook kernels (they inherit this process's environment).
+    for name in OFFLINE_ENV_UNSET:
+        os.environ.pop(name, None)
 
 
 @pytest.hookimpl(hookwrapper=True)
