@@ -4,6 +4,8 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.toolnode-lab-installed
 NB     ?=
+# JupyterLab refuses to run as root (containers, CI boxes) unless told to.
+ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 
 .DEFAULT_GOAL := help
 .PHONY: help setup lab test doctor notebooks notebook lint lock clean
@@ -22,7 +24,8 @@ $(STAMP): requirements.txt pyproject.toml
 setup: $(STAMP) ## create .venv with the pinned set and the helpers package
 
 lab: setup ## set up, then open the course in JupyterLab at lesson 00
-	$(VENV)/bin/jupyter lab --ServerApp.ip=127.0.0.1 notebooks/00_start_here.ipynb
+	$(VENV)/bin/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir="$(CURDIR)" $(ROOT_FLAG) \
+	  --LabApp.default_url=/lab/tree/notebooks/00_start_here.ipynb
 
 test: setup ## set up, then run the whole suite (unit, contract, strict nbval on every notebook)
 	$(PY) -m pytest
