@@ -19,6 +19,7 @@ $(STAMP): requirements.txt pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt -e . --no-deps
 	@$(PY) -m pip check --disable-pip-version-check >/dev/null || { $(PY) -m pip check; exit 1; }
+	@mkdir -p $(VENV)/share/jupyter/lab/settings && cp scripts/jupyterlab-overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
 	@touch $(STAMP)
 
 setup: $(STAMP) ## create .venv with the pinned set and the helpers package
