@@ -79,9 +79,10 @@ def test_any_object_with_the_attribute_is_a_dict_input():
 
 
 @lesson
-def test_call_dicts_without_type_are_not_tool_calls():
+def test_only_the_last_item_decides_a_list_of_tool_calls():
+    hand_written = [SEED_CALLS[0], {"name": "bar", "args": {"x": 3, "y": 4}, "id": "002"}]
     with pytest.raises(ValueError, match="^No AIMessage found in input$"):
-        NODE.invoke([{"name": "foo", "args": {"x": 1, "y": 2}, "id": "001"}], runtime=RT)
+        NODE.invoke(hand_written, runtime=RT)
 
 
 @lesson
