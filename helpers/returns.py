@@ -10,7 +10,7 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 
-from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, ToolCall, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, ToolCall, ToolMessage
 from langchain_core.tools import BaseTool, InjectedToolCallId, tool
 from langgraph.types import Command, Send
 from pydantic import BaseModel
@@ -76,18 +76,18 @@ def _commanding(name: str, make: Callable[[int, int, str], Any]) -> BaseTool:
     return tool(body)
 
 
-def _answer(name: str) -> Callable[[int, int, str], ToolMessage]:
-    return lambda x, y, call_id: ToolMessage(f"{name}({x}, {y})", tool_call_id=call_id)
+def _answer(name: str, x: int, y: int, call_id: str) -> ToolMessage:
+    return ToolMessage(f"{name}({x}, {y})", tool_call_id=call_id)
 
 
 RETURN_KINDS: dict[str, Callable[[], list[BaseTool]]] = {
     "plain values": lambda: [_plain("foo"), _plain("bar")],
     "foo: Command(update=dict)": lambda: [
-        _commanding("foo", lambda x, y, i: Command(update={"messages": [_answer("foo")(x, y, i)]})),
+        _commanding("foo", lambda x, y, i: Command(update={"messages": [_answer("foo", x, y, i)]})),
         _plain("bar"),
     ],
     "foo: Command(update=list)": lambda: [
-        _commanding("foo", lambda x, y, i: Command(update=[_answer("foo")(x, y, i)])),
+        _commanding("foo", lambda x, y, i: Command(update=[_answer("foo", x, y, i)])),
         _plain("bar"),
     ],
     "foo: Command(goto='next')": lambda: [
@@ -95,16 +95,16 @@ RETURN_KINDS: dict[str, Callable[[], list[BaseTool]]] = {
         _plain("bar"),
     ],
     "foo: [Command, ToolMessage]": lambda: [
-        _commanding("foo", lambda x, y, i: [Command(goto="audit"), _answer("foo")(x, y, i)]),
+        _commanding("foo", lambda x, y, i: [Command(goto="audit"), _answer("foo", x, y, i)]),
         _plain("bar"),
     ],
     "both: PARENT + Sends": lambda: [
         _commanding("foo", lambda x, y, i: Command(
             graph=Command.PARENT, goto=[Send("A", None), Send("B", None)],
-            update={"messages": [_answer("foo")(x, y, i)]})),
+            update={"messages": [_answer("foo", x, y, i)]})),
         _commanding("bar", lambda x, y, i: Command(
             graph=Command.PARENT, goto=[Send("B", None), Send("C", None)],
-            update={"messages": [_answer("bar")(x, y, i)]})),
+            update={"messages": [_answer("bar", x, y, i)]})),
     ],
 }
 """What the two tools `foo` and `bar` return, by label → a factory of fresh `[foo, bar]`.
@@ -137,13 +137,12 @@ def output_shape(value: Any) -> str:
             parts.append("graph=PARENT")
         if value.update is not None:
             parts.append(f"update={output_shape(value.update)}")
-        if value.goto:
-            goto = value.goto if isinstance(value.goto, str) else output_shape(list(value.goto))
-            parts.append(f"goto={goto!r}" if isinstance(value.goto, str) else f"goto={goto}")
+        if isinstance(value.goto, str) and value.goto:
+            parts.append(f"goto={value.goto!r}")
+        elif value.goto:
+            parts.append(f"goto={output_shape(value.goto)}")
         return f"Command({', '.join(parts)})"
-    if isinstance(value, BaseMessage):
-        return type(value).__name__
-    return type(value).__name__
+    return type(value).__name__  # messages by class name, e.g. ToolMessage
 
 
 def text_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:

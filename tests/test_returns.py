@@ -53,6 +53,7 @@ def test_injected_id_is_hidden_from_the_model():
             Command(graph=Command.PARENT, goto=[Send("A", None)]),
             "Command(graph=PARENT, goto=[Send('A')])",
         ),
+        (Command(goto=Send("A", None)), "Command(goto=Send('A'))"),
         (42, "int"),
     ],
 )
