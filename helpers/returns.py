@@ -17,7 +17,10 @@ from pydantic import BaseModel
 
 
 class MessagesModel(BaseModel):
-    """A Pydantic state with a `messages` field, as in seed 000 (its `State`)."""
+    """A Pydantic state with a `messages` field, as in seed 000 (its `State`).
+
+    Taught in `notebooks/05_return_types.ipynb`.
+    """
 
     messages: Annotated[list[AnyMessage], operator.add]
 
@@ -109,7 +112,8 @@ RETURN_KINDS: dict[str, Callable[[], list[BaseTool]]] = {
 }
 """What the two tools `foo` and `bar` return, by label → a factory of fresh `[foo, bar]`.
 
-Tools that answer their own call get the id through `InjectedToolCallId`, never hard-coded."""
+Tools that answer their own call get the id through `InjectedToolCallId`, never hard-coded.
+Taught in `notebooks/05_return_types.ipynb` (the table) and `notebooks/06_command_and_parent.ipynb`."""
 
 
 def output_shape(value: Any) -> str:
