@@ -1,0 +1,267 @@
+"""Contract tests for notebooks/05_return_types.ipynb: ToolNode's input kinds and rule one.
+
+Each test runs the pinned library directly; the live table's 24 rows are pinned one by one.
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass
+from datetime import date
+from typing import Annotated, TypedDict
+
+import pytest
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolCall, ToolMessage
+from langchain_core.tools import InjectedToolCallId, tool
+from langgraph.errors import InvalidUpdateError
+from langgraph.graph import START, StateGraph, add_messages
+from langgraph.prebuilt import ToolNode, tools_condition
+from langgraph.runtime import Runtime
+
+from helpers.returns import RETURN_KINDS, SEED_CALLS, MessagesModel, make_input, output_shape
+from helpers.seeds import SEED_000_RULE_ONE
+
+lesson = pytest.mark.lesson("05_return_types")
+RT = Runtime()
+
+
+@tool
+def foo(x: int, y: int) -> str:
+    """A test tool foo."""
+    return f"foo({x}, {y})"
+
+
+@tool
+def bar(x: int, y: int) -> str:
+    """A test tool bar."""
+    return f"bar({x}, {y})"
+
+
+NODE = ToolNode([foo, bar])
+MESSAGES = [AIMessage(content="", tool_calls=SEED_CALLS)]
+
+
+def call(name: str, call_id: str, **args) -> ToolCall:
+    return ToolCall(name=name, args=args, id=call_id, type="tool_call")
+
+
+@lesson
+def test_seed_000_rule_one_output_reproduces_exactly():
+    inputs = {
+        "messages": MESSAGES,
+        "tool_calls": SEED_CALLS,
+        "dict": {"messages": MESSAGES},
+        "state": MessagesModel(messages=MESSAGES),
+    }
+    printed = "\n".join(f"input-{k}: {NODE.invoke(v, runtime=RT)}" for k, v in inputs.items())
+    assert printed == SEED_000_RULE_ONE
+
+
+@lesson
+def test_list_of_messages_gives_a_bare_list():
+    assert output_shape(NODE.invoke(MESSAGES, runtime=RT)) == "[ToolMessage, ToolMessage]"
+
+
+@lesson
+@pytest.mark.parametrize("kind", ["list of ToolCalls", "dict", "Pydantic model"])
+def test_every_other_input_gives_a_dict(kind):
+    out = NODE.invoke(make_input(kind), runtime=RT)
+    assert output_shape(out) == "{'messages': [ToolMessage, ToolMessage]}"
+
+
+@lesson
+def test_any_object_with_the_attribute_is_a_dict_input():
+    @dataclass
+    class Chat:
+        messages: list
+
+    assert list(NODE.invoke(Chat(messages=MESSAGES), runtime=RT)) == ["messages"]
+
+
+@lesson
+def test_only_the_last_item_decides_a_list_of_tool_calls():
+    hand_written = [SEED_CALLS[0], {"name": "bar", "args": {"x": 3, "y": 4}, "id": "002"}]
+    with pytest.raises(ValueError, match="^No AIMessage found in input$"):
+        NODE.invoke(hand_written, runtime=RT)
+
+
+@lesson
+def test_custom_messages_key_names_the_output():
+    node = ToolNode([foo, bar], messages_key="history")
+    assert list(node.invoke({"history": MESSAGES}, runtime=RT)) == ["history"]
+
+
+@lesson
+def test_dict_without_the_messages_key_is_an_error():
+    node = ToolNode([foo, bar], messages_key="history")
+    with pytest.raises(ValueError, match="^No message found in input$"):
+        node.invoke({"messages": MESSAGES}, runtime=RT)
+
+
+@lesson
+def test_empty_list_is_an_index_error():
+    with pytest.raises(IndexError):
+        NODE.invoke([], runtime=RT)
+
+
+@lesson
+def test_aimessage_without_calls_gives_an_empty_result():
+    done = [AIMessage(content="All done.")]
+    assert NODE.invoke(done, runtime=RT) == []
+    assert NODE.invoke({"messages": done}, runtime=RT) == {"messages": []}
+
+
+CONVERSATION = [
+    HumanMessage("Run foo, then bar."),
+    AIMessage("", tool_calls=[call("foo", "old", x=1, y=2)]),
+    ToolMessage("foo(1, 2)", tool_call_id="old"),
+    AIMessage("", tool_calls=[call("bar", "new", x=3, y=4)]),
+    HumanMessage("Actually, never mind."),
+]
+
+
+@lesson
+def test_toolnode_runs_the_most_recent_aimessage_even_when_messages_follow():
+    assert [m.tool_call_id for m in NODE.invoke(CONVERSATION, runtime=RT)] == ["new"]
+
+
+@lesson
+def test_tools_condition_looks_only_at_the_last_message():
+    assert tools_condition(CONVERSATION) == "__end__"
+    assert tools_condition(CONVERSATION[:-1]) == "tools"
+
+
+class WithAddMessages(TypedDict):
+    messages: Annotated[list[AnyMessage], add_messages]
+
+
+class WithOperatorAdd(TypedDict):
+    messages: Annotated[list[AnyMessage], operator.add]
+
+
+class NoReducer(TypedDict):
+    messages: list[AnyMessage]
+
+
+def tools_only(schema, node=NODE):
+    builder = StateGraph(schema)
+    builder.add_node("tools", node)
+    builder.add_edge(START, "tools")
+    return builder.compile()
+
+
+START_MESSAGES = [HumanMessage("hi"), AIMessage("", tool_calls=[call("foo", "c1", x=5, y=6)])]
+
+
+@lesson
+@pytest.mark.parametrize("schema", [WithAddMessages, WithOperatorAdd])
+def test_a_reducer_appends_the_tool_messages(schema):
+    final = tools_only(schema).invoke({"messages": START_MESSAGES})
+    assert [type(m).__name__ for m in final["messages"]] == ["HumanMessage", "AIMessage", "ToolMessage"]
+
+
+@lesson
+def test_without_a_reducer_the_update_overwrites():
+    final = tools_only(NoReducer).invoke({"messages": START_MESSAGES})
+    assert [type(m).__name__ for m in final["messages"]] == ["ToolMessage"]
+
+
+@lesson
+def test_a_list_state_with_a_reducer_appends_the_bare_list():
+    final = tools_only(Annotated[list[AnyMessage], add_messages]).invoke(START_MESSAGES)
+    assert [type(m).__name__ for m in final] == ["HumanMessage", "AIMessage", "ToolMessage"]
+
+
+@lesson
+def test_a_bare_list_into_a_dict_state_is_an_invalid_update():
+    graph = tools_only(WithAddMessages, lambda state: NODE.invoke(state["messages"]))
+    with pytest.raises(InvalidUpdateError, match="^Expected dict, got \\[ToolMessage"):
+        graph.invoke({"messages": START_MESSAGES})
+
+
+@tool
+def weather(city: str) -> dict:
+    """Weather as a dict."""
+    return {"city": city, "sky": "晴", "celsius": 25}
+
+
+@tool
+def count(city: str) -> int:
+    """A number."""
+    return 42
+
+
+@tool
+def nothing(city: str) -> None:
+    """Returns None."""
+
+
+@tool
+def when(city: str) -> date:
+    """Not JSON-serialisable."""
+    return date(2026, 1, 1)
+
+
+@tool
+def own_message(city: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> ToolMessage:
+    """Builds its own ToolMessage."""
+    return ToolMessage(f"{city}: built by the tool", tool_call_id=tool_call_id)
+
+
+@lesson
+@pytest.mark.parametrize(
+    ("the_tool", "content", "name"),
+    [
+        (weather, '{"city": "杭州", "sky": "晴", "celsius": 25}', "weather"),
+        (count, "42", "count"),
+        (nothing, "null", "nothing"),
+        (when, "2026-01-01", "when"),
+        (own_message, "杭州: built by the tool", None),
+    ],
+    ids=["dict-json-ensure-ascii-false", "int", "none-null", "date-str", "toolmessage-no-name"],
+)
+def test_plain_return_values_become_content(the_tool, content, name):
+    [message] = ToolNode([the_tool]).invoke(
+        [AIMessage("", tool_calls=[call(the_tool.name, "v", city="杭州")])], runtime=RT
+    )
+    assert (message.content, message.name) == (content, name)
+
+
+LIST_KIND, TOOL_CALLS, DICT, MODEL = "list of messages", "list of ToolCalls", "dict", "Pydantic model"
+PARENT_SENDS = "[Command(graph=PARENT, goto=[Send('A'), Send('B'), Send('B'), Send('C')])]"
+DICT_WRAPPED = {
+    "plain values": "{'messages': [ToolMessage, ToolMessage]}",
+    "foo: Command(update=dict)": "[Command(update={'messages': [ToolMessage]}), {'messages': [ToolMessage]}]",
+    "foo: Command(update=list)": "ValueError",
+    "foo: Command(goto='next')": "[Command(goto='next'), {'messages': [ToolMessage]}]",
+    "foo: [Command, ToolMessage]":
+        "[Command(goto='audit'), {'messages': [ToolMessage]}, {'messages': [ToolMessage]}]",
+    "both: PARENT + Sends": PARENT_SENDS,
+}
+LIVE_TABLE = {
+    (LIST_KIND, "plain values"): "[ToolMessage, ToolMessage]",
+    (LIST_KIND, "foo: Command(update=dict)"): "ValueError",
+    (LIST_KIND, "foo: Command(update=list)"): "[Command(update=[ToolMessage]), [ToolMessage]]",
+    (LIST_KIND, "foo: Command(goto='next')"): "[Command(goto='next'), [ToolMessage]]",
+    (LIST_KIND, "foo: [Command, ToolMessage]"): "[Command(goto='audit'), [ToolMessage], [ToolMessage]]",
+    (LIST_KIND, "both: PARENT + Sends"): "ValueError",
+    **{(kind, label): shape for kind in (TOOL_CALLS, DICT, MODEL) for label, shape in DICT_WRAPPED.items()},
+}
+"""The notebook's closing table, row by row: (input kind, what the tools return) → output shape."""
+
+
+@lesson
+def test_the_table_covers_every_input_kind_and_return_kind():
+    from helpers.returns import INPUT_KINDS
+
+    assert set(LIVE_TABLE) == {(k, r) for k in INPUT_KINDS for r in RETURN_KINDS}
+
+
+@lesson
+@pytest.mark.parametrize(("kind", "returns"), list(LIVE_TABLE), ids=[f"{k} | {r}" for k, r in LIVE_TABLE])
+def test_live_table_row(kind, returns):
+    try:
+        shape = output_shape(ToolNode(RETURN_KINDS[returns]()).invoke(make_input(kind), runtime=RT))
+    except ValueError:
+        shape = "ValueError"
+    assert shape == LIVE_TABLE[(kind, returns)]

@@ -1,0 +1,299 @@
+"""Contract tests for notebooks/06_command_and_parent.ipynb: rule two, Command validation,
+Command.PARENT + Send merging, and what reaches a real parent graph.
+"""
+
+from __future__ import annotations
+
+import operator
+import warnings
+from typing import Annotated, TypedDict
+
+import pytest
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolCall, ToolMessage
+from langchain_core.tools import InjectedToolCallId, tool
+from langgraph.graph import START, StateGraph, add_messages
+from langgraph.prebuilt import ToolNode, ToolRuntime
+from langgraph.runtime import Runtime
+from langgraph.types import Command, Send
+
+from helpers.history import unanswered_tool_calls
+from helpers.models import ScriptedChatModel
+from helpers.returns import SEED_CALLS, MessagesModel, output_shape
+from helpers.seeds import SEED_000_GOTO_NEXT, SEED_000_PARENT_SEND
+
+lesson = pytest.mark.lesson("06_command_and_parent")
+RT = Runtime()
+
+
+def call(name: str, call_id: str = "001", **args) -> ToolCall:
+    return ToolCall(name=name, args=args or {"x": 1, "y": 2}, id=call_id, type="tool_call")
+
+
+def as_dict(*calls: ToolCall) -> dict:
+    return {"messages": [AIMessage("", tool_calls=list(calls))]}
+
+
+def answer(text: str, call_id: str) -> ToolMessage:
+    return ToolMessage(text, tool_call_id=call_id)
+
+
+@tool
+def foo(x: int, y: int, tool_call_id: Annotated[str, InjectedToolCallId]) -> Command:
+    """A test tool foo."""
+    return Command(update={"messages": [answer(f"foo({x}, {y})", tool_call_id)]}, goto="next")
+
+
+@tool
+def bar(x: int, y: int) -> str:
+    """A test tool bar."""
+    return f"bar({x}, {y})"
+
+
+@tool
+def foo_list(x: int, y: int, tool_call_id: Annotated[str, InjectedToolCallId]) -> Command:
+    """Answers with a list update."""
+    return Command(update=[answer(f"foo({x}, {y})", tool_call_id)])
+
+
+def seed_inputs():
+    messages = [AIMessage(content="", tool_calls=SEED_CALLS)]
+    state = MessagesModel(messages=messages)
+    return {"tool_calls": SEED_CALLS, "dict": {"messages": messages}, "state": state}
+
+
+def printed(node: ToolNode) -> str:
+    return "\n".join(f"input-{k}: {node.invoke(v, runtime=RT)}" for k, v in seed_inputs().items())
+
+
+@lesson
+def test_seed_000_goto_next_output_reproduces_exactly():
+    assert printed(ToolNode([foo, bar])) == SEED_000_GOTO_NEXT
+
+
+@lesson
+def test_dict_update_with_list_input_is_an_error():
+    with pytest.raises(ValueError, match="^Tools can provide a dict in Command.update only when using dict"):
+        ToolNode([foo, bar]).invoke([AIMessage("", tool_calls=SEED_CALLS)], runtime=RT)
+
+
+@lesson
+def test_list_update_with_list_input_is_allowed():
+    out = ToolNode([foo_list]).invoke([AIMessage("", tool_calls=[call("foo_list")])], runtime=RT)
+    assert output_shape(out) == "[Command(update=[ToolMessage])]"
+
+
+@lesson
+@pytest.mark.parametrize("wrap", [as_dict, lambda c: [c]], ids=["dict", "tool_calls"])
+def test_list_update_with_any_other_input_is_an_error(wrap):
+    with pytest.raises(ValueError, match="^Tools can provide a list of messages in Command.update only"):
+        ToolNode([foo_list]).invoke(wrap(call("foo_list")), runtime=RT)
+
+
+@lesson
+def test_update_without_a_matching_tool_message_is_an_error():
+    @tool
+    def hard_coded(x: int, y: int) -> Command:
+        """Answers a call id it guessed."""
+        return Command(update={"messages": [answer("x", "001")]})
+
+    with pytest.raises(ValueError, match="^Expected to have a matching ToolMessage in Command.update"):
+        ToolNode([hard_coded]).invoke(as_dict(call("hard_coded", "call_7")), runtime=RT)
+
+
+@lesson
+def test_toolnode_names_the_matching_tool_message():
+    [command] = ToolNode([foo]).invoke(as_dict(call("foo")), runtime=RT)
+    assert command.update["messages"][0].name == "foo"
+
+
+@tool
+def foo_runtime(x: int, y: int, runtime: ToolRuntime) -> Command:
+    """Reads its call id from the runtime."""
+    return Command(update={"messages": [answer(f"foo({x}, {y})", runtime.tool_call_id)]})
+
+
+@lesson
+@pytest.mark.parametrize("the_tool", [foo, foo_runtime], ids=["InjectedToolCallId", "ToolRuntime"])
+def test_injected_arguments_are_hidden_from_the_model(the_tool):
+    assert set(the_tool.tool_call_schema.model_json_schema()["properties"]) == {"x", "y"}
+
+
+@lesson
+def test_tool_runtime_gets_the_call_id_but_warns_outside_a_graph():
+    with pytest.warns(UserWarning, match="Pydantic serializer warnings"):
+        [command] = ToolNode([foo_runtime]).invoke(as_dict(call("foo_runtime", "call_8")), runtime=RT)
+    assert command.update["messages"][0].tool_call_id == "call_8"
+
+
+@lesson
+def test_tool_runtime_does_not_warn_inside_a_graph():
+    class Chat(TypedDict):
+        messages: Annotated[list[AnyMessage], add_messages]
+
+    builder = StateGraph(Chat)
+    builder.add_node("tools", ToolNode([foo_runtime]))
+    builder.add_edge(START, "tools")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        final = builder.compile().invoke(as_dict(call("foo_runtime", "call_9")))
+    assert final["messages"][-1].tool_call_id == "call_9"
+
+
+@lesson
+def test_goto_only_command_is_not_validated():
+    @tool
+    def jump(x: int, y: int) -> Command:
+        """Only says where to go."""
+        return Command(goto="summarise")
+
+    assert ToolNode([jump]).invoke(as_dict(call("jump")), runtime=RT) == [Command(goto="summarise")]
+
+
+@lesson
+def test_a_list_of_commands_and_one_answer_is_flattened():
+    @tool
+    def note_and_answer(x: int, y: int, tool_call_id: Annotated[str, InjectedToolCallId]) -> list:
+        """Writes a note, then answers."""
+        return [Command(update={"notes": ["n"]}), answer("noted", tool_call_id)]
+
+    out = ToolNode([note_and_answer, bar]).invoke(
+        as_dict(call("note_and_answer"), call("bar", "002")), runtime=RT
+    )
+    assert [output_shape(item) for item in out] == [
+        "Command(update={'notes': [str]})",
+        "{'messages': [ToolMessage]}",
+        "{'messages': [ToolMessage]}",
+    ]
+
+
+@lesson
+@pytest.mark.parametrize("answers", [0, 2])
+def test_a_list_needs_exactly_one_answer(answers):
+    @tool
+    def many(x: int, y: int, tool_call_id: Annotated[str, InjectedToolCallId]) -> list:
+        """Answers `answers` times."""
+        return [Command(goto="x")] + [answer("a", tool_call_id) for _ in range(answers)]
+
+    expected = f"returned a list with {answers} messages bound to tool_call_id '001'"
+    with pytest.raises(ValueError, match=expected):
+        ToolNode([many]).invoke(as_dict(call("many")), runtime=RT)
+
+
+def parent_tool(name: str, goto, **extra):
+    @tool(name)
+    def route(x: int, y: int, tool_call_id: Annotated[str, InjectedToolCallId]) -> Command:
+        """Sends the parent graph somewhere."""
+        update = {"messages": [answer(f"{name}({x}, {y})", tool_call_id)], **extra}
+        return Command(graph=Command.PARENT, goto=goto, update=update)
+
+    return route
+
+
+SENDS_AB = [Send("A", None), Send("B", None)]
+SENDS_BC = [Send("B", None), Send("C", None)]
+
+
+@lesson
+def test_seed_000_parent_send_output_reproduces_exactly():
+    node = ToolNode([parent_tool("foo", SENDS_AB), parent_tool("bar", SENDS_BC)])
+    assert printed(node) == SEED_000_PARENT_SEND
+
+
+@lesson
+def test_parent_sends_are_concatenated_without_deduplication():
+    node = ToolNode([parent_tool("foo", SENDS_AB), parent_tool("bar", SENDS_BC)])
+    [merged] = node.invoke(as_dict(call("foo"), call("bar", "002")), runtime=RT)
+    assert [send.node for send in merged.goto] == ["A", "B", "B", "C"]
+
+
+@lesson
+def test_parent_send_update_is_dropped_even_for_a_single_command():
+    [merged] = ToolNode([parent_tool("foo", SENDS_AB)]).invoke(as_dict(call("foo")), runtime=RT)
+    assert merged == Command(graph=Command.PARENT, goto=SENDS_AB)
+
+
+@lesson
+def test_merged_command_comes_last_and_string_goto_is_kept_with_its_update():
+    node = ToolNode([parent_tool("foo", SENDS_AB), parent_tool("escalate", "boss"), bar])
+    out = node.invoke(as_dict(call("foo", "001"), call("escalate", "002"), call("bar", "003")), runtime=RT)
+    assert [output_shape(item) for item in out] == [
+        "Command(graph=PARENT, update={'messages': [ToolMessage]}, goto='boss')",
+        "{'messages': [ToolMessage]}",
+        "Command(graph=PARENT, goto=[Send('A'), Send('B')])",
+    ]
+
+
+@lesson
+def test_parent_command_update_is_still_checked_against_the_input_kind():
+    with pytest.raises(ValueError, match="^Tools can provide a dict in Command.update only"):
+        ToolNode([parent_tool("foo", SENDS_AB)]).invoke([AIMessage("", tool_calls=[call("foo")])], runtime=RT)
+
+
+class ParentState(TypedDict):
+    messages: Annotated[list[AnyMessage], add_messages]
+    counter: int
+    visited: Annotated[list[str], operator.add]
+
+
+def build_parent(script, team_tools, hand_off=None):
+    model = ScriptedChatModel(script=[script]).bind_tools(team_tools)
+    team = StateGraph(ParentState)
+    team.add_node("tools", ToolNode(team_tools))
+    team.add_edge(START, "tools")
+    if hand_off is not None:
+        team.add_node("hand_off", hand_off)
+        team.add_edge("tools", "hand_off")
+    parent = StateGraph(ParentState)
+    parent.add_node("agent", lambda state: {"messages": [model.invoke(state["messages"])]})
+    parent.add_node("team", team.compile())
+    for name in "ABC":
+        parent.add_node(name, lambda _, name=name: {"visited": [name]})
+    parent.add_edge(START, "agent")
+    parent.add_edge("agent", "team")
+    return parent.compile()
+
+
+FOO_BAR = [{"name": "foo", "args": {"x": 1, "y": 2}}, {"name": "bar", "args": {"x": 3, "y": 4}}]
+START_STATE = {"messages": [HumanMessage("Split the work.")], "counter": 0, "visited": []}
+
+
+@lesson
+def test_in_a_parent_graph_sends_run_update_is_lost_and_calls_dangle():
+    tools = [parent_tool("foo", SENDS_AB, counter=1), parent_tool("bar", SENDS_BC, counter=1)]
+    final = build_parent(FOO_BAR, tools).invoke(START_STATE)
+    assert final["visited"] == ["A", "B", "B", "C"]
+    assert final["counter"] == 0
+    assert unanswered_tool_calls(final["messages"]) == ["call_0_0", "call_0_1"]
+
+
+@lesson
+def test_only_the_first_parent_command_of_a_node_reaches_the_parent():
+    tools = [parent_tool("foo", "A", counter=1), parent_tool("bar", "C", counter=1)]
+    final = build_parent(FOO_BAR, tools).invoke(START_STATE)
+    assert (final["visited"], final["counter"]) == (["A"], 1)
+    assert unanswered_tool_calls(final["messages"]) == ["call_0_1"]
+
+
+@lesson
+def test_one_command_from_a_plain_node_hands_off_with_its_update():
+    @tool
+    def route_to(nodes: list[str]) -> str:
+        """Ask the parent graph to run these nodes."""
+        return "handing over to " + ", ".join(nodes)
+
+    def hand_off(state):
+        asked = next(m for m in reversed(state["messages"]) if isinstance(m, AIMessage))
+        ids = {c["id"] for c in asked.tool_calls}
+        answers = [m for m in state["messages"] if isinstance(m, ToolMessage) and m.tool_call_id in ids]
+        sends = [Send(node, None) for c in asked.tool_calls for node in c["args"]["nodes"]]
+        update = {"messages": answers, "counter": len(answers)}
+        return Command(graph=Command.PARENT, goto=sends, update=update)
+
+    routes = [
+        {"name": "route_to", "args": {"nodes": ["A", "B"]}},
+        {"name": "route_to", "args": {"nodes": ["B", "C"]}},
+    ]
+    final = build_parent(routes, [route_to], hand_off).invoke(START_STATE)
+    assert final["visited"] == ["A", "B", "B", "C"]
+    assert final["counter"] == 2
+    assert unanswered_tool_calls(final["messages"]) == []
