@@ -71,3 +71,15 @@ def test_unnormalised_file_fails():
     nb = good()
     raw = _dumps(nb).replace('"language_info"', '"widgets": {}, "language_info"')
     assert any("not normalised" in p for p in check(nbformat.reads(raw, as_version=4), raw))
+
+
+def test_tracebacks_lose_machine_specific_paths():
+    import sysconfig
+
+    from helpers.nbtools import ROOT
+
+    nb = good()
+    site = sysconfig.get_paths()["purelib"]
+    nb.cells[2].outputs[0].traceback = [f"File {site}/langgraph/x.py:1", f"File {ROOT}/helpers/tools.py:2"]
+    lines = normalize(nb).cells[2].outputs[0].traceback
+    assert lines == ["File site-packages/langgraph/x.py:1", "File helpers/tools.py:2"]
