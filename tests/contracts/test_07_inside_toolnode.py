@@ -14,7 +14,7 @@ from collections import Counter
 from typing import Annotated
 
 import pytest
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import InjectedToolCallId, StructuredTool, tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.checkpoint.memory import InMemorySaver
@@ -151,13 +151,14 @@ def test_parse_input_recognises_each_input_kind():
         node._parse_input(value)[1]
         for value in (
             [message],
+            [message, HumanMessage("later")],
             [weather_call],
             {"messages": [message]},
             StateObject(),
             {"__type": "tool_call_with_context", "tool_call": weather_call, "state": {}},
         )
     ]
-    assert kinds == ["list", "tool_calls", "dict", "dict", "tool_calls"]
+    assert kinds == ["list", "list", "tool_calls", "dict", "dict", "tool_calls"]
 
 
 @lesson
