@@ -281,6 +281,18 @@ def test_a_direct_tool_invoke_takes_forged_state_values_as_given():
     assert message.content == "admin|n1|0"  # the call id comes from the call itself
 
 
+@lesson
+def test_argument_errors_report_the_models_kwargs_and_no_injected_fields():
+    graph = one_node_graph(ToolNode([note]), state=NotesState, store=InMemoryStore())
+    result = graph.invoke({"messages": [ai(call("note", "n2", user="admin"))], "user": "ann"})
+    assert result["messages"][-1].status == "error"
+    assert result["messages"][-1].content == (
+        "Error invoking tool 'note' with kwargs {'user': 'admin'} with error:\n"
+        " text: Field required\n"
+        " Please fix the error and try again."
+    )
+
+
 def serializer_warnings(tool_, context):
     graph = one_node_graph(ToolNode([tool_]), context_schema=UserContext, store=InMemoryStore())
     with warnings.catch_warnings(record=True) as caught:
@@ -521,7 +533,7 @@ def test_only_a_sync_wrapper_serialises_sync_tools_under_ainvoke():
     with Stopwatch() as wrapped:
         asyncio.run(wrapped_node.ainvoke(batch, runtime=Runtime()))
     assert wrapped.seconds >= 4 * DELAY
-    assert wrapped.seconds > 2.5 * plain.seconds
+    assert wrapped.seconds > 2 * plain.seconds
 
 
 @lesson
