@@ -537,6 +537,21 @@ def test_only_a_sync_wrapper_serialises_sync_tools_under_ainvoke():
 
 
 @lesson
+def test_only_a_sync_wrapper_runs_sync_tools_on_the_event_loop_thread():
+    recorder = CallRecorder()
+    tools = make_city_tools(delay=0.01, recorder=recorder, sync=True)
+    node = ToolNode(tools, wrap_tool_call=lambda request, execute: execute(request))
+    batch = [ai(*(call(t.name, t.name, city="杭州") for t in tools))]
+
+    async def run():
+        await node.ainvoke(batch, runtime=Runtime())
+        return threading.current_thread().name
+
+    loop_thread = asyncio.run(run())
+    assert {worker.split(" / ")[0] for worker in recorder.workers()} == {loop_thread}
+
+
+@lesson
 def test_only_a_sync_wrapper_breaks_async_tools_under_ainvoke():
     node = ToolNode(make_city_tools(delay=0.01)[:1], wrap_tool_call=lambda r, execute: execute(r))
     with pytest.raises(NotImplementedError, match="StructuredTool does not support sync invocation."):
