@@ -125,8 +125,8 @@ def excerpt(obj: Any, start: str | None = None, end: str | None = None) -> Sourc
     Example:
         ```python
         excerpt(ToolNode._func, start="with get_executor_for_config", end="executor.map")
-        # langgraph/prebuilt/tool_node.py, lines 842-845 (ToolNode._func)
-        # 842 | with get_executor_for_config(config) as executor:
+        # langgraph/prebuilt/tool_node.py, lines 843-845 (ToolNode._func)
+        # 843 | with get_executor_for_config(config) as executor:
         # ...
         ```
 
