@@ -7,6 +7,7 @@ Modules, by concept (each public helper's docstring names the notebook that teac
 - `helpers.tools`   — the demo tools (weather / attraction, failing, dependent)
 - `helpers.models`  — `ScriptedChatModel` (offline) and `get_chat_model` (real on request)
 - `helpers.display` — `show_graph`: graphs as mermaid, rendered offline
+- `helpers.source`  — `excerpt`: live, numbered excerpts of installed library source
 - `helpers.doctor`  — `python -m helpers.doctor`, the pre-flight check
 - `helpers.nbtools` — maintainer commands: execute, normalise and check notebooks
 
