@@ -16,11 +16,18 @@ from typing import Any, Literal
 
 from langchain_core.messages import AIMessage
 from langchain_core.tools import BaseTool, StructuredTool
+from pydantic import BaseModel, Field
 
 from helpers.timing import CallRecorder
 
 ToolKind = Literal["sync", "async", "blocking"]
 KINDS: tuple[str, ...] = ("sync", "async", "blocking")
+
+
+class TimedToolArgs(BaseModel):
+    """The one argument every timed tool takes (shared, so building 64 tools stays instant)."""
+
+    x: int = Field(description="Any integer; the tool ignores it.")
 
 
 def tool_calls_message(calls: Sequence[tuple[str, Mapping[str, Any]] | BaseTool]) -> AIMessage:
@@ -86,7 +93,9 @@ def _timed_tool(name: str, delay: float, kind: str, recorder: CallRecorder | Non
                 time.sleep(delay)
             return name
 
-        return StructuredTool.from_function(func=wait, name=name, description=description)
+        return StructuredTool.from_function(
+            func=wait, name=name, description=description, args_schema=TimedToolArgs
+        )
 
     async def await_it(x: int) -> str:
         with span():
@@ -96,4 +105,6 @@ def _timed_tool(name: str, delay: float, kind: str, recorder: CallRecorder | Non
                 time.sleep(delay)  # blocks the event loop: nothing else runs meanwhile
         return name
 
-    return StructuredTool.from_function(coroutine=await_it, name=name, description=description)
+    return StructuredTool.from_function(
+        coroutine=await_it, name=name, description=description, args_schema=TimedToolArgs
+    )
