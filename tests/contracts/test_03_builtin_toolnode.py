@@ -20,7 +20,7 @@ from helpers.tools import make_city_tools, make_failing_tool
 
 LESSON = "03_builtin_toolnode"
 POOL = min(32, (os.cpu_count() or 1) + 4)
-L = 0.05
+L = 0.1
 
 
 @tool
