@@ -5,6 +5,8 @@ Modules, by concept (each public helper's docstring names the notebook that teac
 - `helpers.timing`  — `Stopwatch`, `CallRecorder`, `format_seconds`
 - `helpers.plots`   — `plot_timeline`, `plot_scaling`
 - `helpers.tools`   — the demo tools (weather / attraction, failing, dependent)
+- `helpers.batch`   — `tool_calls_message`, `make_timed_tools`: N timed tools and the call for them
+- `helpers.nodes`   — `CustomAsyncToolNode`, the hand-built tool node of lesson 02
 - `helpers.models`  — `ScriptedChatModel` (offline) and `get_chat_model` (real on request)
 - `helpers.display` — `show_graph`: graphs as mermaid, rendered offline
 - `helpers.source`  — `excerpt`: live, numbered excerpts of installed library source

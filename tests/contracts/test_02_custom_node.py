@@ -1,0 +1,96 @@
+"""Library behaviours lesson 02 (a hand-built async tool node) teaches, pinned one per test."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from langchain_core.messages import AIMessage, ToolMessage, convert_to_openai_messages
+from langchain_core.tools import StructuredTool
+from langgraph.graph import END, START, MessagesState, StateGraph
+from pydantic import ValidationError
+
+LESSON = "02_custom_async_tool_node"
+
+
+async def lookup_weather(city: str) -> str:
+    """Look up the weather."""
+    return f"{city}：晴，25 摄氏度"
+
+
+WEATHER = StructuredTool.from_function(coroutine=lookup_weather)
+CALL = {"name": "lookup_weather", "args": {"city": "杭州"}, "id": "call-weather", "type": "tool_call"}
+
+
+@pytest.mark.lesson(LESSON)
+def test_a_tool_call_is_name_args_id_and_type():
+    message = AIMessage(content="", tool_calls=[CALL])
+    assert message.tool_calls == [CALL]
+    assert set(message.tool_calls[0]) == {"name", "args", "id", "type"}
+
+
+@pytest.mark.lesson(LESSON)
+def test_tool_message_without_tool_call_id_raises_key_error():
+    with pytest.raises(KeyError, match="tool_call_id"):
+        ToolMessage(content="杭州：晴，25 摄氏度")
+
+
+@pytest.mark.lesson(LESSON)
+def test_wire_format_links_the_answer_by_tool_call_id():
+    answer = ToolMessage(content="ok", name="lookup_weather", tool_call_id="call-weather")
+    assistant, tool = convert_to_openai_messages([AIMessage(content="", tool_calls=[CALL]), answer])
+    assert assistant["tool_calls"][0]["id"] == "call-weather"
+    assert assistant["tool_calls"][0]["function"] == {
+        "name": "lookup_weather",
+        "arguments": '{"city": "杭州"}',
+    }
+    assert tool == {"role": "tool", "name": "lookup_weather", "tool_call_id": "call-weather", "content": "ok"}
+
+
+@pytest.mark.lesson(LESSON)
+def test_ainvoke_with_args_returns_the_raw_result():
+    assert asyncio.run(WEATHER.ainvoke({"city": "杭州"})) == "杭州：晴，25 摄氏度"
+
+
+@pytest.mark.lesson(LESSON)
+def test_ainvoke_with_missing_args_raises_a_validation_error():
+    with pytest.raises(ValidationError, match="1 validation error for lookup_weather"):
+        asyncio.run(WEATHER.ainvoke({}))
+
+
+@pytest.mark.lesson(LESSON)
+def test_an_exception_inside_a_tool_propagates_unchanged():
+    async def lookup_traffic(city: str) -> str:
+        """Look up traffic."""
+        raise ConnectionError(f"traffic service unreachable for {city}")
+
+    tool = StructuredTool.from_function(coroutine=lookup_traffic)
+    with pytest.raises(ConnectionError, match="traffic service unreachable for 杭州"):
+        asyncio.run(tool.ainvoke({"city": "杭州"}))
+
+
+def _graph_with_async_callable_node():
+    class Node:
+        async def __call__(self, state):
+            call = state["messages"][-1].tool_calls[0]
+            return {"messages": [ToolMessage(content="ok", name=call["name"], tool_call_id=call["id"])]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("tools", Node())
+    builder.add_edge(START, "tools")
+    builder.add_edge("tools", END)
+    return builder.compile()
+
+
+@pytest.mark.lesson(LESSON)
+def test_an_async_callable_instance_works_as_a_node_under_ainvoke():
+    graph = _graph_with_async_callable_node()
+    result = asyncio.run(graph.ainvoke({"messages": [AIMessage(content="", tool_calls=[CALL])]}))
+    assert [type(m).__name__ for m in result["messages"]] == ["AIMessage", "ToolMessage"]
+    assert result["messages"][1].tool_call_id == "call-weather"
+
+
+@pytest.mark.lesson(LESSON)
+def test_an_async_only_node_fails_under_sync_invoke():
+    with pytest.raises(TypeError, match='No synchronous function provided to "tools"'):
+        _graph_with_async_callable_node().invoke({"messages": [AIMessage(content="", tool_calls=[CALL])]})

@@ -1,0 +1,379 @@
+"""Library behaviours lesson 03 (the built-in ToolNode) teaches, pinned one per test."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import os
+import time
+
+import pytest
+from langchain_core.tools import tool
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode
+from langgraph.prebuilt.tool_node import ToolInvocationError
+from langgraph.runtime import Runtime
+
+from helpers.batch import make_timed_tools, tool_calls_message
+from helpers.timing import CallRecorder
+from helpers.tools import make_city_tools, make_failing_tool
+
+LESSON = "03_builtin_toolnode"
+POOL = min(32, (os.cpu_count() or 1) + 4)
+L = 0.1
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@tool
+def divide(a: int, b: int) -> float:
+    """Divide a by b."""
+    if b == 0:
+        raise ValueError(f"cannot divide {a} by zero")
+    return a / b
+
+
+TRAFFIC = make_failing_tool(delay=0.0, sync=True)
+ERROR_TOOLS = [add, divide, TRAFFIC]
+
+
+def ask(name, args):
+    return [tool_calls_message([(name, args)])]
+
+
+def graph_of(node: ToolNode):
+    builder = StateGraph(MessagesState)
+    builder.add_node("tools", node)
+    builder.add_edge(START, "tools")
+    builder.add_edge("tools", END)
+    return builder.compile()
+
+
+def timed(n, kind, recorder):
+    tools = make_timed_tools(n, L, kind=kind, recorder=recorder)
+    return ToolNode(tools), [tool_calls_message(tools)]
+
+
+# -- in a graph, and on its own ----------------------------------------------------------------
+
+
+@pytest.mark.lesson(LESSON)
+def test_in_a_graph_toolnode_answers_each_call_in_order():
+    graph = graph_of(ToolNode(make_city_tools(delay=0.0)))
+    message = tool_calls_message(
+        [("lookup_weather", {"city": "杭州"}), ("lookup_attraction", {"city": "杭州"})]
+    )
+    result = asyncio.run(graph.ainvoke({"messages": [message]}))
+    assert [(m.name, m.tool_call_id, m.content) for m in result["messages"][1:]] == [
+        ("lookup_weather", "call-0", "杭州：晴，25 摄氏度"),
+        ("lookup_attraction", "call-1", "杭州：西湖"),
+    ]
+
+
+@pytest.mark.lesson(LESSON)
+@pytest.mark.parametrize("method", ["invoke", "ainvoke"])
+def test_standalone_without_runtime_raises_the_n_a_error(method):
+    node = ToolNode([add])
+    with pytest.raises(ValueError) as error:
+        if method == "invoke":
+            node.invoke(ask("add", {"a": 1, "b": 2}))
+        else:
+            asyncio.run(node.ainvoke(ask("add", {"a": 1, "b": 2})))
+    assert str(error.value) == "Missing required config key 'N/A' for 'tools'."
+
+
+@pytest.mark.lesson(LESSON)
+def test_the_cause_is_a_runtime_parameter_on_both_paths():
+    assert list(inspect.signature(ToolNode._func).parameters) == ["self", "input", "config", "runtime"]
+    assert list(inspect.signature(ToolNode._afunc).parameters) == ["self", "input", "config", "runtime"]
+
+
+@pytest.mark.lesson(LESSON)
+def test_runtime_keyword_fixes_invoke_and_ainvoke():
+    node = ToolNode([add])
+    assert node.invoke(ask("add", {"a": 1, "b": 2}), runtime=Runtime())[0].content == "3"
+    assert asyncio.run(node.ainvoke(ask("add", {"a": 1, "b": 2}), runtime=Runtime()))[0].content == "3"
+
+
+@pytest.mark.lesson(LESSON)
+def test_bind_runtime_fixes_it_for_good():
+    bound = ToolNode([add]).bind(runtime=Runtime())
+    assert bound.invoke(ask("add", {"a": 2, "b": 2}))[0].content == "4"
+
+
+@pytest.mark.lesson(LESSON)
+def test_runtime_none_raises_attribute_error():
+    with pytest.raises(AttributeError, match="'NoneType' object has no attribute 'context'"):
+        ToolNode([add]).invoke(ask("add", {"a": 1, "b": 2}), runtime=None)
+
+
+@pytest.mark.lesson(LESSON)
+def test_inside_a_graph_node_no_runtime_is_needed():
+    node = ToolNode([add])
+
+    async def run_tools(state: MessagesState):
+        return await node.ainvoke(state)
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("run_tools", run_tools)
+    builder.add_edge(START, "run_tools")
+    result = asyncio.run(builder.compile().ainvoke({"messages": ask("add", {"a": 1, "b": 2})}))
+    assert result["messages"][-1].content == "3"
+
+
+# -- concurrency ---------------------------------------------------------------------------------
+
+
+@pytest.mark.lesson(LESSON)
+def test_sync_path_builds_a_thread_pool_from_the_config():
+    lines = [line.strip() for line in inspect.getsource(ToolNode._func).splitlines()]
+    assert "with get_executor_for_config(config) as executor:" in lines
+
+
+@pytest.mark.lesson(LESSON)
+def test_each_sync_invoke_uses_a_new_thread_pool():
+    recorder = CallRecorder()
+    node, request = timed(2, "sync", recorder)
+    node.invoke(request, runtime=Runtime())
+    node.invoke(request, runtime=Runtime())
+    assert len({worker.rsplit("_", 1)[0] for worker in recorder.workers()}) == 2
+
+
+@pytest.mark.lesson(LESSON)
+def test_sync_invoke_runs_in_waves_of_the_default_pool_size():
+    recorder = CallRecorder()
+    node, request = timed(POOL + 1, "sync", recorder)
+    node.invoke(request, runtime=Runtime())
+    assert recorder.max_in_flight() == POOL
+
+
+@pytest.mark.lesson(LESSON)
+def test_max_concurrency_in_the_config_sizes_the_pool():
+    recorder = CallRecorder()
+    node, request = timed(4, "sync", recorder)
+    node.invoke(request, config={"max_concurrency": 2}, runtime=Runtime())
+    assert recorder.max_in_flight() == 2
+
+
+@pytest.mark.lesson(LESSON)
+def test_graph_invoke_config_max_concurrency_reaches_the_node():
+    recorder = CallRecorder()
+    node, request = timed(4, "sync", recorder)
+    graph_of(node).invoke({"messages": request}, config={"max_concurrency": 2})
+    assert recorder.max_in_flight() == 2
+
+
+@pytest.mark.lesson(LESSON)
+def test_graph_invoke_max_concurrency_keyword_is_silently_ignored():
+    recorder = CallRecorder()
+    node, request = timed(4, "sync", recorder)
+    graph_of(node).invoke({"messages": request}, max_concurrency=2)
+    assert recorder.max_in_flight() == 4
+
+
+@pytest.mark.lesson(LESSON)
+def test_ainvoke_gathers_everything_and_ignores_max_concurrency():
+    recorder = CallRecorder()
+    node, request = timed(40, "async", recorder)
+    asyncio.run(node.ainvoke(request, config={"max_concurrency": 2}, runtime=Runtime()))
+    assert recorder.max_in_flight() == 40
+
+
+@pytest.mark.lesson(LESSON)
+def test_graph_ainvoke_ignores_max_concurrency():
+    recorder = CallRecorder()
+    node, request = timed(8, "async", recorder)
+    asyncio.run(graph_of(node).ainvoke({"messages": request}, config={"max_concurrency": 2}))
+    assert recorder.max_in_flight() == 8
+
+
+@pytest.mark.lesson(LESSON)
+def test_sync_tools_under_ainvoke_run_in_the_default_thread_pool():
+    recorder = CallRecorder()
+    node, request = timed(POOL + 1, "sync", recorder)
+    asyncio.run(node.ainvoke(request, runtime=Runtime()))
+    assert recorder.max_in_flight() == POOL
+    assert all(worker.startswith("asyncio_") for worker in recorder.workers())
+
+
+@pytest.mark.lesson(LESSON)
+def test_a_blocking_async_def_tool_serialises_ainvoke():
+    recorder = CallRecorder()
+    node, request = timed(3, "blocking", recorder)
+    asyncio.run(node.ainvoke(request, runtime=Runtime()))
+    assert recorder.max_in_flight() == 1
+
+
+@pytest.mark.lesson(LESSON)
+def test_an_async_only_tool_fails_under_sync_invoke():
+    node = ToolNode(make_city_tools(delay=0.0))
+    with pytest.raises(NotImplementedError) as error:
+        node.invoke(ask("lookup_weather", {"city": "杭州"}), runtime=Runtime())
+    assert str(error.value) == "StructuredTool does not support sync invocation."
+
+
+# -- errors --------------------------------------------------------------------------------------
+
+ARG_ERROR = (
+    "Error invoking tool 'add' with kwargs {'a': 1} with error:\n b: Field required\n"
+    " Please fix the error and try again."
+)
+
+
+def _any(e):
+    return f"handled {type(e).__name__}"
+
+
+def _network(e: ConnectionError) -> str:
+    return f"network problem: {e}"
+
+
+DEFAULT = ToolNode.__init__.__kwdefaults__["handle_tool_errors"]
+SETTINGS = {
+    "default": DEFAULT,
+    "True": True,
+    "False": False,
+    "str": "Tool failed.",
+    "callable": _any,
+    "callable(ConnectionError)": _network,
+    "ConnectionError": ConnectionError,
+    "tuple": (ConnectionError, ValueError),
+}
+FAILURES = {
+    "bad args": ("add", {"a": 1}),
+    "ValueError": ("divide", {"a": 1, "b": 0}),
+    "ConnectionError": ("lookup_traffic", {"city": "杭州"}),
+}
+# setting -> what each failure gives: the error ToolMessage's text, or the exception type raised
+MATRIX = {
+    "default": (ARG_ERROR, ValueError, ConnectionError),
+    "True": (
+        f"Error: ToolInvocationError({ARG_ERROR!r})\n Please fix your mistakes.",
+        "Error: ValueError('cannot divide 1 by zero')\n Please fix your mistakes.",
+        "Error: ConnectionError('traffic service unreachable for 杭州')\n Please fix your mistakes.",
+    ),
+    "False": (ToolInvocationError, ValueError, ConnectionError),
+    "str": ("Tool failed.", "Tool failed.", "Tool failed."),
+    "callable": ("handled ToolInvocationError", "handled ValueError", "handled ConnectionError"),
+    "callable(ConnectionError)": (
+        ToolInvocationError,
+        ValueError,
+        "network problem: traffic service unreachable for 杭州",
+    ),
+    "ConnectionError": (
+        ToolInvocationError,
+        ValueError,
+        "Error: ConnectionError('traffic service unreachable for 杭州')\n Please fix your mistakes.",
+    ),
+    "tuple": (
+        ToolInvocationError,
+        "Error: ValueError('cannot divide 1 by zero')\n Please fix your mistakes.",
+        "Error: ConnectionError('traffic service unreachable for 杭州')\n Please fix your mistakes.",
+    ),
+}
+
+
+@pytest.mark.lesson(LESSON)
+def test_the_default_is_a_function_not_true():
+    assert DEFAULT is not True
+    assert DEFAULT.__name__ == "_default_handle_tool_errors"
+
+
+@pytest.mark.lesson(LESSON)
+@pytest.mark.parametrize("setting", list(MATRIX))
+@pytest.mark.parametrize("failure", list(FAILURES))
+def test_handle_tool_errors_matrix(setting, failure):
+    expected = MATRIX[setting][list(FAILURES).index(failure)]
+    node = ToolNode(ERROR_TOOLS, handle_tool_errors=SETTINGS[setting])
+    request = ask(*FAILURES[failure])
+    if isinstance(expected, type):
+        with pytest.raises(expected):
+            node.invoke(request, runtime=Runtime())
+    else:
+        (answer,) = node.invoke(request, runtime=Runtime())
+        assert (answer.status, answer.content) == ("error", expected)
+
+
+@pytest.mark.lesson(LESSON)
+@pytest.mark.parametrize("setting", list(SETTINGS))
+def test_an_unknown_tool_name_is_answered_never_raised(setting):
+    node = ToolNode(ERROR_TOOLS, handle_tool_errors=SETTINGS[setting])
+    (answer,) = node.invoke(ask("nope", {}), runtime=Runtime())
+    assert answer.status == "error"
+    assert answer.content == "Error: nope is not a valid tool, try one of [add, divide, lookup_traffic]."
+
+
+@pytest.mark.lesson(LESSON)
+def test_a_coercible_argument_is_coerced():
+    (answer,) = ToolNode([add]).invoke(ask("add", {"a": "3", "b": 4}), runtime=Runtime())
+    assert (answer.status, answer.content) == ("success", "7")
+
+
+@pytest.mark.lesson(LESSON)
+def test_an_extra_argument_is_dropped():
+    (answer,) = ToolNode([add]).invoke(ask("add", {"a": 1, "b": 2, "c": 99}), runtime=Runtime())
+    assert (answer.status, answer.content) == ("success", "3")
+
+
+@pytest.mark.lesson(LESSON)
+def test_an_uncoercible_argument_is_an_error_message():
+    (answer,) = ToolNode([add]).invoke(ask("add", {"a": "three", "b": 4}), runtime=Runtime())
+    assert answer.status == "error"
+    assert answer.content.startswith(
+        "Error invoking tool 'add' with kwargs {'a': 'three', 'b': 4} with error:\n a: Input should be"
+    )
+
+
+def _failing_batch(sync, recorder):
+    batch = [
+        *make_city_tools(delay=0.2, recorder=recorder, sync=sync),
+        make_failing_tool(delay=0.0, recorder=recorder, sync=sync),
+    ]
+    return ToolNode(batch), [tool_calls_message([(t.name, {"city": "杭州"}) for t in batch])]
+
+
+@pytest.mark.lesson(LESSON)
+def test_sync_path_raises_only_after_every_sibling_finished():
+    recorder = CallRecorder()
+    node, request = _failing_batch(True, recorder)
+    with pytest.raises(ConnectionError):
+        node.invoke(request, runtime=Runtime())
+    raised_at = time.perf_counter() - recorder.origin
+    assert sorted(c.label for c in recorder.calls if c.end <= raised_at) == [
+        "lookup_attraction",
+        "lookup_traffic",
+        "lookup_weather",
+    ]
+
+
+@pytest.mark.lesson(LESSON)
+def test_async_path_raises_at_once_and_the_siblings_keep_running():
+    recorder = CallRecorder()
+    node, request = _failing_batch(False, recorder)
+
+    async def scenario():
+        with pytest.raises(ConnectionError):
+            await node.ainvoke(request, runtime=Runtime())
+        finished_when_raised = [c.label for c in recorder.calls]
+        await asyncio.sleep(0.3)
+        return finished_when_raised, sorted(c.label for c in recorder.calls)
+
+    when_raised, later = asyncio.run(scenario())
+    assert when_raised == ["lookup_traffic"]
+    assert later == ["lookup_attraction", "lookup_traffic", "lookup_weather"]
+
+
+@pytest.mark.lesson(LESSON)
+def test_constructor_signature():
+    parameters = inspect.signature(ToolNode.__init__).parameters
+    assert list(parameters) == [
+        "self", "tools", "name", "tags", "handle_tool_errors", "messages_key", "wrap_tool_call",
+        "awrap_tool_call",
+    ]
+    assert {k: parameters[k].default for k in ("name", "tags", "messages_key")} == {
+        "name": "tools", "tags": None, "messages_key": "messages",
+    }

@@ -1,0 +1,139 @@
+"""Unit tests for helpers.nodes.CustomAsyncToolNode, and the check that it is lesson 02's code."""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import inspect
+import textwrap
+from pathlib import Path
+
+import nbformat
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.tools import StructuredTool
+
+import helpers.nodes
+from helpers.batch import make_timed_tools, tool_calls_message
+from helpers.nodes import CustomAsyncToolNode
+from helpers.timing import CallRecorder
+from helpers.tools import make_city_tools, make_failing_tool
+
+ROOT = Path(__file__).resolve().parent.parent
+LESSON = ROOT / "notebooks" / "02_custom_async_tool_node.ipynb"
+
+
+def run(node, message):
+    return asyncio.run(node({"messages": [message]}))["messages"]
+
+
+def _without_docstrings(tree: ast.AST) -> str:
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (
+            isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree)
+
+
+def test_helper_is_the_code_lesson_02_builds():
+    nb = nbformat.read(LESSON, as_version=4)
+    cells = [
+        c.source
+        for c in nb.cells
+        if c.cell_type == "code" and c.source.startswith("class CustomAsyncToolNode")
+    ]
+    assert len(cells) == 1, f"{LESSON.name} should define CustomAsyncToolNode in exactly one cell"
+    helper = textwrap.dedent(inspect.getsource(helpers.nodes.CustomAsyncToolNode))
+    assert _without_docstrings(ast.parse(cells[0])) == _without_docstrings(ast.parse(helper)), (
+        "helpers/nodes.py and the notebook's CustomAsyncToolNode differ: change both together "
+        "(the lesson teaches the helper's code)."
+    )
+
+
+def test_answers_every_call_in_order_with_its_id():
+    messages = run(CustomAsyncToolNode(make_city_tools(delay=0.01)), tool_calls_message(
+        [("lookup_attraction", {"city": "北京"}), ("lookup_weather", {"city": "杭州"})]))
+    assert [(m.name, m.tool_call_id, m.content, m.status) for m in messages] == [
+        ("lookup_attraction", "call-0", "北京：故宫", "success"),
+        ("lookup_weather", "call-1", "杭州：晴，25 摄氏度", "success"),
+    ]
+
+
+def test_calls_run_concurrently():
+    recorder = CallRecorder()
+    tools = make_timed_tools(5, 0.05, recorder=recorder)
+    run(CustomAsyncToolNode(tools), tool_calls_message(tools))
+    assert recorder.max_in_flight() == 5
+
+
+def test_unknown_name_is_an_error_message_not_a_lookup():
+    messages = run(CustomAsyncToolNode(make_city_tools(delay=0.01)), tool_calls_message([("print", {})]))
+    assert messages[0].status == "error"
+    assert messages[0].content == (
+        "Error: 'print' is not an allowed tool; use one of: lookup_attraction, lookup_weather."
+    )
+
+
+def test_a_failing_tool_answers_only_its_own_call():
+    tools = [*make_city_tools(delay=0.01), make_failing_tool(delay=0.01)]
+    messages = run(CustomAsyncToolNode(tools), tool_calls_message(
+        [("lookup_traffic", {"city": "杭州"}), ("lookup_weather", {"city": "杭州"})]))
+    assert [m.status for m in messages] == ["error", "success"]
+    assert messages[0].content == "Error: ConnectionError('traffic service unreachable for 杭州')"
+
+
+def test_bad_arguments_become_an_error_message():
+    node = CustomAsyncToolNode(make_city_tools(delay=0.01))
+    messages = run(node, tool_calls_message([("lookup_weather", {})]))
+    assert messages[0].status == "error"
+    assert "city" in messages[0].content and "Field required" in messages[0].content
+
+
+def test_timeout_cancels_the_slow_call_only():
+    recorder = CallRecorder()
+    slow = make_timed_tools(1, 2.0, recorder=recorder)
+    fast = make_city_tools(delay=0.01)
+    message = tool_calls_message([("t00", {"x": 0}), ("lookup_weather", {"city": "杭州"})])
+    messages = run(CustomAsyncToolNode([*slow, *fast], timeout=0.1), message)
+    assert [m.status for m in messages] == ["error", "success"]
+    assert messages[0].content == "Error: 't00' took longer than 0.1 seconds."
+    assert recorder.calls[0].seconds < 1.0, "the slow call should have been cancelled"
+
+
+def test_max_concurrency_caps_calls_in_flight():
+    recorder = CallRecorder()
+    tools = make_timed_tools(6, 0.03, recorder=recorder)
+    run(CustomAsyncToolNode(tools, max_concurrency=2), tool_calls_message(tools))
+    assert recorder.max_in_flight() == 2
+
+
+def test_the_node_is_reusable_across_event_loops():
+    node = CustomAsyncToolNode(make_city_tools(delay=0.01), max_concurrency=1)
+    message = tool_calls_message([("lookup_weather", {"city": "杭州"})])
+    assert run(node, message) == run(node, message)
+
+
+def test_no_tool_calls_gives_no_messages():
+    assert run(CustomAsyncToolNode(make_city_tools()), AIMessage(content="done")) == []
+
+
+@pytest.mark.parametrize("state", [{"messages": []}, {"messages": [HumanMessage("hi")]}, {}])
+def test_last_message_must_be_an_ai_message(state):
+    with pytest.raises(ValueError, match="must be an AIMessage"):
+        asyncio.run(CustomAsyncToolNode(make_city_tools())(state))
+
+
+def test_results_are_tool_messages_with_the_tool_name():
+    async def shout(text: str) -> dict:
+        return {"text": text.upper()}
+
+    tool = StructuredTool.from_function(coroutine=shout, name="shout", description="Shout.")
+    (message,) = run(CustomAsyncToolNode([tool]), tool_calls_message([("shout", {"text": "hi"})]))
+    assert isinstance(message, ToolMessage)
+    assert (message.name, message.content) == ("shout", "{'text': 'HI'}")
