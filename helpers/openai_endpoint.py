@@ -153,7 +153,10 @@ class ScriptedOpenAIEndpoint:
             server.handle_error = self._handle_error  # type: ignore[method-assign]
             self._server = server
             self._thread = threading.Thread(
-                target=server.serve_forever, name="scripted-openai-endpoint", daemon=True
+                target=server.serve_forever,
+                kwargs={"poll_interval": 0.05},  # how long stop() may wait
+                name="scripted-openai-endpoint",
+                daemon=True,
             )
             self._thread.start()
         return self
