@@ -93,9 +93,6 @@ def message_to_wire(message: AIMessage) -> dict[str, Any]:
 
 def chunk_to_delta(chunk: AIMessageChunk, first: bool) -> dict[str, Any]:
     """One streamed AIMessageChunk as the `delta` of a `chat.completion.chunk`."""
-    delta: dict[str, Any] = {"role": "assistant"} if first else {}
-    if chunk.content:
-        delta["content"] = chunk.content
     calls = []
     for piece in chunk.tool_call_chunks:
         call: dict[str, Any] = {"index": piece["index"]}
@@ -105,10 +102,11 @@ def chunk_to_delta(chunk: AIMessageChunk, first: bool) -> dict[str, Any]:
         function["arguments"] = piece.get("args") or ""
         call["function"] = function
         calls.append(call)
+    delta: dict[str, Any] = {"role": "assistant", "content": None if calls else ""} if first else {}
+    if chunk.content:
+        delta["content"] = chunk.content
     if calls:
         delta["tool_calls"] = calls
-    if first and "content" not in delta:
-        delta["content"] = None if calls else ""
     return delta
 
 
