@@ -6,6 +6,7 @@ Modules, by concept (each public helper's docstring names the notebook that teac
 - `helpers.plots`   — `plot_timeline`, `plot_scaling`
 - `helpers.tools`   — the demo tools (weather / attraction, failing, dependent)
 - `helpers.models`  — `ScriptedChatModel` (offline) and `get_chat_model` (real on request)
+- `helpers.openai_endpoint` — `ScriptedOpenAIEndpoint`: an OpenAI-compatible server on 127.0.0.1
 - `helpers.display` — `show_graph`: graphs as mermaid, rendered offline
 - `helpers.doctor`  — `python -m helpers.doctor`, the pre-flight check
 - `helpers.nbtools` — maintainer commands: execute, normalise and check notebooks
