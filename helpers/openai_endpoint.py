@@ -254,8 +254,8 @@ _USAGE = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
 
 
 class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"  # keep-alive, as the openai SDK's connection pool expects
-    timeout = 30  # idle keep-alive connections give their thread back eventually
+    protocol_version = "HTTP/1.1"  # chunked transfer for the event stream
+    timeout = 30  # a client that stops mid-request gives its thread back eventually
     server_version = "ScriptedOpenAI/1.0"
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
@@ -295,6 +295,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_events(payload)
         else:
             self._send_json(status, payload)
+
+    def end_headers(self) -> None:
+        # One request per connection: a pooled keep-alive connection would outlive the event loop
+        # of an `asyncio.run` that opened it, and its client would fail on the next run.
+        self.send_header("Connection", "close")
+        self.close_connection = True
+        super().end_headers()
 
     def _send_json(self, status: int, payload: dict[str, Any]) -> None:
         data = json.dumps(payload, ensure_ascii=False).encode()

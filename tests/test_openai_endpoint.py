@@ -209,3 +209,12 @@ def test_wire_conversion_round_trips_tool_calls():
     assert isinstance(tool, ToolMessage) and tool.tool_call_id == "c1"
     with pytest.raises(ValueError, match="unknown role 'robot'"):
         wire_to_messages([{"role": "robot", "content": ""}])
+
+
+def test_one_client_works_across_event_loops(endpoint):
+    # Each request gets its own connection, so a connection pooled under one `asyncio.run`
+    # is never reused (and found dead) under the next.
+    llm = chat(endpoint).bind_tools(make_city_tools(0))
+    first = asyncio.run(llm.ainvoke("q"))
+    second = asyncio.run(llm.ainvoke("q"))
+    assert first.tool_calls == second.tool_calls
