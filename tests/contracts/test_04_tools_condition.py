@@ -158,6 +158,13 @@ def test_the_default_recursion_limit_is_10007_not_25():
 
 
 @lesson
+def test_langchain_cores_recursion_limit_default_is_still_25():
+    from langchain_core.runnables.config import DEFAULT_RECURSION_LIMIT
+
+    assert DEFAULT_RECURSION_LIMIT == 25
+
+
+@lesson
 def test_a_model_that_never_stops_hits_graph_recursion_error_after_limit_supersteps():
     tools = make_city_tools(0)
     again = [{"name": "lookup_weather", "args": {"city": "杭州"}}]
