@@ -30,6 +30,8 @@ from helpers.models import ScriptedChatModel, ScriptError, Turn, arguments_json
 
 CREATED = 0
 """The `created` timestamp of every response: fixed, so recorded responses print identically."""
+USAGE = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+"""The `usage` of every response: the scripted server counts no tokens, but clients expect the field."""
 
 
 @dataclass(frozen=True)
@@ -228,12 +230,12 @@ class ScriptedOpenAIEndpoint:
                         "logprobs": None,
                         "finish_reason": message.response_metadata["finish_reason"],
                     }],
-                    "usage": _USAGE,
+                    "usage": dict(USAGE),
                 }
             chunks = list(self._stream_chunks(head, messages, tools))
             if (body.get("stream_options") or {}).get("include_usage"):
                 chunks.append({**head, "object": "chat.completion.chunk", "choices": [],
-                               "usage": _USAGE})
+                               "usage": dict(USAGE)})
             return 200, chunks
         except (ScriptError, ValueError, KeyError, TypeError) as exc:
             return 400, _error(str(exc))
@@ -247,10 +249,6 @@ class ScriptedOpenAIEndpoint:
                 "choices": [{"index": 0, "delta": chunk_to_delta(chunk, first=index == 0),
                              "logprobs": None, "finish_reason": finish}],
             }
-
-
-_USAGE = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
-"""The scripted server counts no tokens; the field is there because clients expect it."""
 
 
 class _Handler(BaseHTTPRequestHandler):
