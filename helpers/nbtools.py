@@ -15,6 +15,7 @@ import copy
 import os
 import re
 import sys
+import sysconfig
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -27,8 +28,15 @@ OPENING = ["Review", "Goals", "Prerequisites", "Setup"]
 CLOSING = ["Recap", "Check your understanding", "What's next"]
 RAISES = "raises-exception"
 MAX_BYTES = 400_000
-# Settings that must not leak into a regeneration: outputs are always from the offline run.
-OFFLINE_ENV_UNSET = ("TOOLNODE_LAB_MODEL", "MPLBACKEND")
+# Settings that must not leak into a regeneration (or a test run, see tests/conftest.py): outputs
+# always come from the offline scripted model, with no tracing and matplotlib's inline backend.
+OFFLINE_ENV_UNSET = (
+    "TOOLNODE_LAB_MODEL",
+    "MPLBACKEND",
+    "LANGSMITH_TRACING",
+    "LANGCHAIN_TRACING_V2",
+    "LANGCHAIN_TRACING",
+)
 
 
 def course_notebooks(root: Path = ROOT) -> list[Path]:
@@ -38,11 +46,17 @@ def course_notebooks(root: Path = ROOT) -> list[Path]:
     return found
 
 
+def _local_paths() -> list[tuple[str, str]]:
+    """Machine-specific path prefixes in tracebacks, and what they are shown as."""
+    return [(sysconfig.get_paths()["purelib"] + "/", "site-packages/"), (f"{ROOT}/", "")]
+
+
 def normalize(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """Return a copy with only what the course keeps: sources, tags, outputs, execution counts.
 
     Cell ids become `cell-NN` (stable diffs), notebook metadata becomes the plain python3
-    kernelspec, and volatile output fields (`transient`, widget state) are dropped.
+    kernelspec, volatile output fields (`transient`, widget state) are dropped, and tracebacks
+    show `site-packages/...` and repository-relative paths instead of this machine's.
     """
     nb = copy.deepcopy(nb)
     nb.nbformat, nb.nbformat_minor = 4, 5
@@ -61,6 +75,9 @@ def normalize(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
             continue
         for output in cell.get("outputs", []):
             output.pop("transient", None)
+            if output.output_type == "error":
+                for local, shown in _local_paths():
+                    output.traceback = [line.replace(local, shown) for line in output.traceback]
             if "metadata" in output:
                 output.metadata = nbformat.from_dict(
                     {k: v for k, v in output.metadata.items() if k.startswith("image/")}
