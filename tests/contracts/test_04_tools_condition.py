@@ -1,0 +1,275 @@
+"""Library behaviour taught in notebooks/04_tools_condition_loop.ipynb."""
+
+from __future__ import annotations
+
+import asyncio
+import typing
+
+import pytest
+from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, ToolMessage
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from langchain_openai import ChatOpenAI
+from langgraph.errors import GraphRecursionError
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode, tools_condition
+
+from helpers.models import ScriptedChatModel, tool_results_summary
+from helpers.openai_endpoint import ScriptedOpenAIEndpoint
+from helpers.tools import make_city_tools, make_failing_tool
+
+lesson = pytest.mark.lesson("04_tools_condition_loop")
+
+ASKS = AIMessage("", tool_calls=[{"name": "lookup_weather", "args": {"city": "杭州"}, "id": "c1"}])
+BOTH = [{"name": "lookup_weather", "args": {"city": "杭州"}},
+        {"name": "lookup_attraction", "args": {"city": "杭州"}}]
+QUESTION = {"messages": [HumanMessage("杭州今天天气怎么样？有什么景点？")]}
+
+
+def build_loop(llm, tools, *, node_name="tools", path_map=None, **tool_node_options):
+    async def call_llm(state: MessagesState):
+        return {"messages": [await llm.ainvoke(state["messages"])]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("llm", call_llm)
+    builder.add_node(node_name, ToolNode(tools, **tool_node_options))
+    builder.add_edge(START, "llm")
+    builder.add_conditional_edges("llm", tools_condition, path_map)
+    builder.add_edge(node_name, "llm")
+    return builder.compile()
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+def kinds(messages):
+    return [type(m).__name__ for m in messages]
+
+
+# -- tools_condition ----------------------------------------------------------------------------
+@lesson
+def test_tools_condition_routes_tool_calls_to_tools():
+    assert tools_condition({"messages": [HumanMessage("q"), ASKS]}) == "tools"
+
+
+@lesson
+def test_tools_condition_ends_on_a_plain_ai_message():
+    assert tools_condition({"messages": [HumanMessage("q"), AIMessage("done")]}) == "__end__"
+
+
+@lesson
+def test_tools_condition_ignores_tool_calls_that_are_not_in_the_last_message():
+    answered = ToolMessage("r", tool_call_id="c1")
+    assert tools_condition({"messages": [ASKS, answered]}) == "__end__"
+    assert tools_condition({"messages": [ASKS, HumanMessage("never mind")]}) == "__end__"
+
+
+@lesson
+def test_tools_condition_accepts_a_bare_list():
+    assert tools_condition([HumanMessage("q"), ASKS]) == "tools"
+
+
+@lesson
+def test_tools_condition_on_an_empty_conversation_raises():
+    expected = r"^No messages found in input state to tool_edge: \{'messages': \[\]\}$"
+    with pytest.raises(ValueError, match=expected):
+        tools_condition({"messages": []})
+
+
+@lesson
+def test_tools_condition_declares_its_two_targets():
+    assert typing.get_type_hints(tools_condition)["return"] == typing.Literal["tools", "__end__"]
+
+
+@lesson
+def test_a_tool_node_not_named_tools_fails_at_compile():
+    expected = r"^At 'llm' node, 'tools_condition' branch found unknown target 'tools'$"
+    with pytest.raises(ValueError, match=expected):
+        build_loop(ScriptedChatModel(script=[]), make_city_tools(0), node_name="action")
+
+
+@lesson
+def test_a_path_map_lets_the_tool_node_have_another_name():
+    tools = make_city_tools(0)
+    model = ScriptedChatModel(script=[BOTH, tool_results_summary]).bind_tools(tools)
+    graph = build_loop(model, tools, node_name="action", path_map={"tools": "action", END: END})
+    assert run(graph.ainvoke(QUESTION))["messages"][-1].content == "杭州：晴，25 摄氏度；杭州：西湖"
+
+
+# -- the loop -----------------------------------------------------------------------------------
+@lesson
+def test_the_loop_runs_model_tools_model_and_stops_on_a_plain_answer():
+    tools = make_city_tools(0)
+    model = ScriptedChatModel(script=[BOTH, tool_results_summary]).bind_tools(tools)
+    messages = run(build_loop(model, tools).ainvoke(QUESTION))["messages"]
+    assert kinds(messages) == ["HumanMessage", "AIMessage", "ToolMessage", "ToolMessage", "AIMessage"]
+    assert [m.tool_call_id for m in messages[2:4]] == ["call_0_0", "call_0_1"]
+
+
+@lesson
+def test_the_graph_draws_conditional_edges_to_tools_and_end():
+    tools = make_city_tools(0)
+    source = build_loop(ScriptedChatModel(script=[]), tools).get_graph().draw_mermaid()
+    for edge in ("llm -.-> __end__;", "llm -.-> tools;", "tools --> llm;", "__start__ --> llm;"):
+        assert edge in source
+
+
+@lesson
+def test_updates_stream_yields_one_item_per_hop():
+    tools = make_city_tools(0)
+    model = ScriptedChatModel(script=[BOTH, tool_results_summary]).bind_tools(tools)
+    graph = build_loop(model, tools)
+
+    async def collect():
+        return [u async for u in graph.astream(QUESTION, stream_mode="updates")]
+
+    updates = run(collect())
+    assert [list(u) for u in updates] == [["llm"], ["tools"], ["llm"]]
+    assert kinds(updates[1]["tools"]["messages"]) == ["ToolMessage", "ToolMessage"]
+
+
+@lesson
+def test_messages_stream_streams_the_model_even_when_the_node_calls_ainvoke():
+    tools = make_city_tools(0)
+    model = ScriptedChatModel(script=[BOTH, tool_results_summary]).bind_tools(tools)
+    graph = build_loop(model, tools)
+
+    async def collect():
+        return [e async for e in graph.astream(QUESTION, stream_mode="messages")]
+
+    events = run(collect())
+    llm = [m for m, meta in events if meta["langgraph_node"] == "llm"]
+    tool = [m for m, meta in events if meta["langgraph_node"] == "tools"]
+    assert all(isinstance(m, AIMessageChunk) for m in llm) and len(llm) > 2
+    assert kinds(tool) == ["ToolMessage", "ToolMessage"]
+    first_turn = [m for m in llm if m.id == "scripted-0"]
+    merged = first_turn[0]
+    for chunk in first_turn[1:]:
+        merged = merged + chunk
+    assert [c["args"] for c in merged.tool_calls] == [{"city": "杭州"}, {"city": "杭州"}]
+
+
+# -- recursion_limit ----------------------------------------------------------------------------
+@lesson
+def test_the_default_recursion_limit_is_10007_not_25():
+    from langgraph._internal._config import DEFAULT_RECURSION_LIMIT
+
+    assert DEFAULT_RECURSION_LIMIT == 10007
+
+
+@lesson
+def test_langchain_cores_recursion_limit_default_is_still_25():
+    from langchain_core.runnables.config import DEFAULT_RECURSION_LIMIT
+
+    assert DEFAULT_RECURSION_LIMIT == 25
+
+
+@lesson
+def test_a_model_that_never_stops_hits_graph_recursion_error_after_limit_supersteps():
+    tools = make_city_tools(0)
+    again = [{"name": "lookup_weather", "args": {"city": "杭州"}}]
+    graph = build_loop(ScriptedChatModel(script=[again] * 100).bind_tools(tools), tools)
+    hops: list[str] = []
+
+    async def collect():
+        async for update in graph.astream(QUESTION, {"recursion_limit": 6}, stream_mode="updates"):
+            hops.extend(update)
+
+    expected = r"^Recursion limit of 6 reached without hitting a stop condition"
+    with pytest.raises(GraphRecursionError, match=expected):
+        run(collect())
+    assert hops == ["llm", "tools"] * 3
+
+
+# -- seed 004 §10 -------------------------------------------------------------------------------
+@lesson
+def test_an_unknown_tool_name_is_an_error_message_not_an_exception_even_with_errors_off():
+    tools = make_city_tools(0)
+    old = tools[0].model_copy(update={"name": "get_weather"})
+    model = ScriptedChatModel(
+        script=[[{"name": "get_weather", "args": {"city": "杭州"}}], tool_results_summary]
+    ).bind_tools([old])
+    messages = run(build_loop(model, tools, handle_tool_errors=False).ainvoke(QUESTION))["messages"]
+    reply = messages[2]
+    assert (reply.status, reply.content) == (
+        "error", "Error: get_weather is not a valid tool, try one of [lookup_weather, lookup_attraction].")
+    assert kinds(messages)[-1] == "AIMessage"  # the loop went back to the model
+
+
+@lesson
+def test_by_default_a_tool_exception_crashes_the_loop():
+    traffic, tools = make_failing_tool(0), make_city_tools(0)
+    calls = [{"name": "lookup_traffic", "args": {"city": "杭州"}}, BOTH[0]]
+    model = ScriptedChatModel(script=[calls, tool_results_summary]).bind_tools([traffic, *tools])
+    with pytest.raises(ConnectionError, match="^traffic service unreachable for 杭州"):
+        run(build_loop(model, [traffic, *tools]).ainvoke(QUESTION))
+
+
+@lesson
+def test_handle_tool_errors_true_keeps_the_loop_and_the_siblings_result():
+    traffic, tools = make_failing_tool(0), make_city_tools(0)
+    calls = [{"name": "lookup_traffic", "args": {"city": "杭州"}}, BOTH[0]]
+    model = ScriptedChatModel(script=[calls, tool_results_summary]).bind_tools([traffic, *tools])
+    graph = build_loop(model, [traffic, *tools], handle_tool_errors=True)
+    messages = run(graph.ainvoke(QUESTION))["messages"]
+    failed, kept = messages[2:4]
+    assert (failed.status, failed.content) == (
+        "error", "Error: ConnectionError('traffic service unreachable for 杭州')\n Please fix your mistakes.")
+    assert (kept.status, kept.content) == ("success", "杭州：晴，25 摄氏度")
+
+
+# -- ChatOpenAI on the wire ---------------------------------------------------------------------
+@pytest.fixture
+def endpoint():
+    with ScriptedOpenAIEndpoint([BOTH, tool_results_summary]) as running:
+        yield running
+
+
+def chat(endpoint):
+    return ChatOpenAI(model="gpt-4o", base_url=endpoint.base_url, api_key="unused", use_responses_api=False)
+
+
+@lesson
+def test_chatopenai_sends_bound_tools_as_the_tools_array(endpoint):
+    tools = make_city_tools(0)
+    chat(endpoint).bind_tools(tools).invoke("q")
+    request = endpoint.requests[0]
+    assert sorted(request) == ["messages", "model", "stream", "tools"]
+    assert request["tools"] == [convert_to_openai_tool(t) for t in tools]
+
+
+@lesson
+def test_chatopenai_without_bind_tools_sends_no_tools_key(endpoint):
+    endpoint.model = ScriptedChatModel(script=["plain prose"])
+    assert chat(endpoint).invoke("q").content == "plain prose"
+    assert sorted(endpoint.requests[0]) == ["messages", "model", "stream"]
+
+
+@lesson
+def test_chatopenai_parses_json_string_arguments_into_args(endpoint):
+    reply = chat(endpoint).bind_tools(make_city_tools(0)).invoke("q")
+    wire = endpoint.exchanges[0].response["choices"][0]["message"]["tool_calls"][0]
+    assert isinstance(wire["function"]["arguments"], str)
+    assert reply.tool_calls[0]["args"] == {"city": "杭州"}
+
+
+@lesson
+def test_chatopenai_sends_tool_results_back_as_role_tool_with_the_call_id(endpoint):
+    tools = make_city_tools(0)
+    run(build_loop(chat(endpoint).bind_tools(tools), tools).ainvoke(QUESTION))
+    second = endpoint.requests[1]["messages"]
+    assert [m["role"] for m in second] == ["user", "assistant", "tool", "tool"]
+    assert second[1]["content"] is None
+    assert [c["id"] for c in second[1]["tool_calls"]] == [m["tool_call_id"] for m in second[2:]]
+
+
+@lesson
+def test_chatopenai_streams_under_messages_mode(endpoint):
+    tools = make_city_tools(0)
+    graph = build_loop(chat(endpoint).bind_tools(tools), tools)
+
+    async def collect():
+        return [e async for e in graph.astream(QUESTION, stream_mode="messages")]
+
+    run(collect())
+    assert [r["stream"] for r in endpoint.requests] == [True, True]

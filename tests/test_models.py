@@ -1,0 +1,291 @@
+"""helpers.models: the scripted tool-calling model and the real-model switch."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode, tools_condition
+
+from helpers.models import (
+    DEFAULT_OPENAI_MODEL,
+    RealModelConfigError,
+    ScriptedChatModel,
+    ScriptError,
+    arguments_json,
+    check_server,
+    get_chat_model,
+    real_model_requested,
+    split_arguments,
+    split_text,
+    tool_results_summary,
+)
+from helpers.tools import make_city_tools
+
+BOTH = [{"name": "lookup_weather", "args": {"city": "杭州"}},
+        {"name": "lookup_attraction", "args": {"city": "杭州"}}]
+FINAL = "杭州：晴，25 摄氏度；杭州：西湖。"
+
+
+def bound(script, tools=None):
+    return ScriptedChatModel(script=script).bind_tools(tools or make_city_tools(0))
+
+
+def added(chunks):
+    total = chunks[0]
+    for chunk in chunks[1:]:
+        total = total + chunk
+    return total
+
+
+# -- bind_tools and replies ---------------------------------------------------------------------
+def test_bind_tools_sends_the_same_schemas_as_chatopenai():
+    from langchain_openai import ChatOpenAI
+
+    tools = make_city_tools(0)
+    ours = ScriptedChatModel(script=[]).bind_tools(tools).kwargs["tools"]
+    theirs = ChatOpenAI(model="gpt-4o", api_key="unused").bind_tools(tools).kwargs["tools"]
+    assert ours == theirs
+
+
+def test_first_turn_returns_the_scripted_tool_calls_with_deterministic_ids():
+    reply = bound([BOTH, FINAL]).invoke("杭州天气和景点？")
+    assert reply.tool_calls == [
+        {"name": "lookup_weather", "args": {"city": "杭州"}, "id": "call_0_0", "type": "tool_call"},
+        {"name": "lookup_attraction", "args": {"city": "杭州"}, "id": "call_0_1", "type": "tool_call"},
+    ]
+    assert reply.id == "scripted-0"
+    assert reply.response_metadata["finish_reason"] == "tool_calls"
+
+
+def test_the_turn_is_the_number_of_ai_messages_in_the_conversation():
+    model = bound([BOTH, FINAL])
+    first = model.invoke("q")
+    reply = model.invoke([HumanMessage("q"), first])
+    assert (reply.content, reply.id, reply.response_metadata["finish_reason"]) == (
+        FINAL, "scripted-1", "stop")
+
+
+def test_rerunning_gives_an_identical_reply():
+    model = bound([BOTH, FINAL])
+    assert model.invoke("q") == model.invoke("q")
+
+
+def test_a_callable_turn_sees_the_conversation():
+    conversation = [HumanMessage("q"), AIMessage("", tool_calls=[{"name": "x", "args": {}, "id": "1"}]),
+                    ToolMessage("A", tool_call_id="1"), ToolMessage("B", tool_call_id="2")]
+    reply = bound([BOTH, tool_results_summary]).invoke(conversation)
+    assert reply.content == "A；B"
+
+
+def test_script_may_name_the_tool_call_id():
+    calls = [{"name": "lookup_weather", "args": {"city": "北京"}, "id": "call_weather"}]
+    assert bound([calls]).invoke("q").tool_calls[0]["id"] == "call_weather"
+
+
+def test_a_scripted_aimessage_is_copied_not_shared():
+    scripted = AIMessage("", tool_calls=[{"name": "lookup_weather", "args": {"city": "上海"}, "id": "w"}])
+    model = bound([scripted])
+    model.invoke("q").tool_calls[0]["args"]["city"] = "changed"
+    assert model.invoke("q").tool_calls[0]["args"] == {"city": "上海"}
+    assert scripted.id is None
+
+
+def test_ainvoke_matches_invoke():
+    model = bound([BOTH, FINAL])
+    assert asyncio.run(model.ainvoke("q")) == model.invoke("q")
+
+
+# -- errors -------------------------------------------------------------------------------------
+def test_calling_a_tool_without_bind_tools_says_to_bind():
+    with pytest.raises(ScriptError, match=r"not bound.*call `model.bind_tools\(\[...\]\)` first"):
+        ScriptedChatModel(script=[BOTH]).invoke("q")
+
+
+def test_calling_a_tool_that_is_not_bound_lists_the_bound_ones():
+    weather, _ = make_city_tools(0)
+    with pytest.raises(ScriptError, match=r"'lookup_attraction'.*Bound tools: \['lookup_weather'\]"):
+        ScriptedChatModel(script=[BOTH]).bind_tools([weather]).invoke("q")
+
+
+def test_too_few_turns_says_how_many_and_what_to_do():
+    model = bound([BOTH])
+    with pytest.raises(ScriptError, match=r"has 1 scripted turn\(s\).*holds 1 AI message\(s\). Add a turn"):
+        model.invoke([HumanMessage("q"), model.invoke("q")])
+
+
+# -- streaming ----------------------------------------------------------------------------------
+def test_streamed_chunks_add_up_to_the_invoked_reply():
+    model = bound([BOTH, FINAL])
+    streamed = added(list(model.stream("q")))
+    assert streamed.tool_calls == model.invoke("q").tool_calls
+    assert streamed.response_metadata["finish_reason"] == "tool_calls"
+
+
+def test_streamed_text_comes_in_pieces_that_join_to_the_reply():
+    model = bound([BOTH, FINAL])
+    conversation = [HumanMessage("q"), model.invoke("q")]
+    pieces = [c.content for c in model.stream(conversation) if c.content]
+    assert len(pieces) > 1
+    assert "".join(pieces) == FINAL
+
+
+def test_streamed_tool_arguments_arrive_in_fragments_after_a_named_first_chunk():
+    chunks = list(bound([BOTH[:1]]).stream("q"))
+    pieces = [c.tool_call_chunks[0] for c in chunks if c.tool_call_chunks]
+    assert (pieces[0]["name"], pieces[0]["id"], pieces[0]["args"]) == ("lookup_weather", "call_0_0", "")
+    assert [p["args"] for p in pieces[1:]] == ['{"', "city", '":"', "杭州", '"}']
+
+
+def test_astream_matches_stream():
+    model = bound([BOTH, FINAL])
+
+    async def collect():
+        return [c async for c in model.astream("q")]
+
+    assert asyncio.run(collect()) == list(model.stream("q"))
+
+
+def _loop_graph(model, tools):
+    def call_llm(state: MessagesState):
+        return {"messages": [model.invoke(state["messages"])]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("llm", call_llm)
+    builder.add_node("tools", ToolNode(tools))
+    builder.add_edge(START, "llm")
+    builder.add_conditional_edges("llm", tools_condition)
+    builder.add_edge("tools", "llm")
+    return builder.compile()
+
+
+def test_graph_message_stream_keeps_tool_calls_and_reports_each_chunk_once():
+    tools = make_city_tools(0, sync=True)
+    model = ScriptedChatModel(script=[BOTH, tool_results_summary]).bind_tools(tools)
+    graph = _loop_graph(model, tools)
+    events = list(graph.stream({"messages": [("user", "q")]}, stream_mode="messages"))
+    first_turn = [m for m, meta in events if meta["langgraph_node"] == "llm" and m.id == "scripted-0"]
+    assert added(first_turn).tool_calls == model.invoke("q").tool_calls
+    expected = [c for c in model.stream("q")]
+    assert len(first_turn) == len(expected)  # once each: no chunk reported twice
+    assert [type(m).__name__ for m, meta in events if meta["langgraph_node"] == "tools"] == [
+        "ToolMessage", "ToolMessage"]
+
+
+# -- thread safety ------------------------------------------------------------------------------
+def test_many_threads_get_the_same_answers():
+    model = bound([BOTH, FINAL])
+    second = [HumanMessage("q"), model.invoke("q")]
+    expected = {0: model.invoke("q"), 1: model.invoke(second)}
+    jobs = [0, 1] * 100
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        results = list(pool.map(lambda turn: model.invoke("q" if turn == 0 else second), jobs))
+    assert all(result == expected[turn] for turn, result in zip(jobs, results, strict=True))
+
+
+# -- small pieces -------------------------------------------------------------------------------
+@pytest.mark.parametrize("text", [FINAL, "plain words, then more. done!", "", "无标点"])
+def test_split_text_loses_nothing(text):
+    assert "".join(split_text(text)) == text
+
+
+def test_arguments_json_is_compact_and_keeps_chinese():
+    assert arguments_json({"city": "杭州", "days": 2}) == '{"city":"杭州","days":2}'
+    assert "".join(split_arguments(arguments_json({"city": "杭州"}))) == '{"city":"杭州"}'
+
+
+def test_tool_results_summary_reads_only_the_trailing_tool_messages():
+    old = ToolMessage("old", tool_call_id="0")
+    assert tool_results_summary([old, AIMessage("x"), ToolMessage("new", tool_call_id="1")]) == "new"
+    assert tool_results_summary([HumanMessage("q")]) == "（没有工具结果）"
+
+
+# -- the real-model switch ----------------------------------------------------------------------
+@pytest.fixture
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return port  # closed again: nothing listens here
+
+
+@pytest.fixture
+def listening_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        yield sock.getsockname()[1]
+
+
+@pytest.mark.parametrize("value", [None, "", "scripted", " Scripted "])
+def test_the_scripted_model_is_the_default(value):
+    env = {} if value is None else {"TOOLNODE_LAB_MODEL": value}
+    assert not real_model_requested(env)
+    assert isinstance(get_chat_model([FINAL], env=env), ScriptedChatModel)
+
+
+def test_an_unknown_switch_value_says_what_is_understood():
+    with pytest.raises(RealModelConfigError, match="TOOLNODE_LAB_MODEL=openai"):
+        get_chat_model(env={"TOOLNODE_LAB_MODEL": "claude"})
+
+
+def test_switch_on_without_a_key_says_what_to_set():
+    with pytest.raises(RealModelConfigError) as info:
+        get_chat_model(env={"TOOLNODE_LAB_MODEL": "openai"})
+    message = str(info.value)
+    wanted = ("OPENAI_API_KEY=", "OPENAI_BASE_URL=", "TOOLNODE_LAB_MODEL_NAME=", "unset TOOLNODE_LAB_MODEL")
+    assert [w for w in wanted if w not in message] == []
+
+
+def test_switch_on_with_a_key_returns_chatopenai_on_the_default_model():
+    from langchain_openai import ChatOpenAI
+
+    model = get_chat_model(env={"TOOLNODE_LAB_MODEL": "openai", "OPENAI_API_KEY": "sk-test"})
+    assert isinstance(model, ChatOpenAI)
+    assert model.model_name == DEFAULT_OPENAI_MODEL
+    assert model.openai_api_key.get_secret_value() == "sk-test"
+
+
+def test_a_base_url_needs_a_model_name():
+    env = {"TOOLNODE_LAB_MODEL": "openai", "OPENAI_BASE_URL": "http://127.0.0.1:11434/v1"}
+    with pytest.raises(RealModelConfigError, match="TOOLNODE_LAB_MODEL_NAME=<model>"):
+        get_chat_model(env=env)
+
+
+def test_an_unreachable_base_url_is_named_in_the_error(free_port):
+    url = f"http://127.0.0.1:{free_port}/v1"
+    env = {"TOOLNODE_LAB_MODEL": "openai", "OPENAI_BASE_URL": url, "TOOLNODE_LAB_MODEL_NAME": "m"}
+    with pytest.raises(RealModelConfigError, match=f"Nothing answers at OPENAI_BASE_URL={url} "):
+        get_chat_model(env=env)
+
+
+def test_a_reachable_base_url_gives_chat_completions_without_a_key(listening_port):
+    url = f"http://127.0.0.1:{listening_port}/v1"
+    env = {"TOOLNODE_LAB_MODEL": "openai", "OPENAI_API_BASE": url, "TOOLNODE_LAB_MODEL_NAME": "qwen2.5"}
+    model = get_chat_model(env=env)
+    assert (model.model_name, model.openai_api_base, model.use_responses_api) == ("qwen2.5", url, False)
+
+
+def test_check_false_skips_the_reachability_check(free_port):
+    env = {"TOOLNODE_LAB_MODEL": "openai", "OPENAI_BASE_URL": f"http://127.0.0.1:{free_port}/v1",
+           "TOOLNODE_LAB_MODEL_NAME": "m"}
+    assert get_chat_model(env=env, check=False).model_name == "m"
+
+
+@pytest.mark.parametrize("url", ["127.0.0.1:11434/v1", "ftp://127.0.0.1/v1", "http:///v1"])
+def test_check_server_rejects_urls_that_are_not_http(url):
+    with pytest.raises(RealModelConfigError, match="is not an http"):
+        check_server(url)
+
+
+def test_get_chat_model_reads_os_environ_by_default(monkeypatch):
+    monkeypatch.setenv("TOOLNODE_LAB_MODEL", "openai")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("OPENAI_API_BASE", raising=False)
+    with pytest.raises(RealModelConfigError, match="OPENAI_API_KEY is not set"):
+        get_chat_model()
