@@ -178,7 +178,7 @@ def test_the_model_sees_an_mcp_tool_exactly_like_the_local_tool(observed):
 def test_toolnode_ainvoke_runs_mcp_calls_concurrently_over_one_session(observed):
     assert [m.text for m in observed["four"]["messages"]] == [
         "杭州：晴，25 摄氏度", "杭州：西湖", "北京：多云，18 摄氏度", "北京：故宫"]
-    assert observed["four_seconds"] < 0.6 * len(FOUR) * mcp_server.DELAY
+    assert observed["four_seconds"] < 0.75 * len(FOUR) * mcp_server.DELAY
 
 
 # -- content blocks -----------------------------------------------------------------------------
