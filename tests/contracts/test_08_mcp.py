@@ -8,19 +8,23 @@ Most tests read one shared recording: a single server session in which every sce
 from __future__ import annotations
 
 import asyncio
+import inspect
 import io
 import re
+import tempfile
 import time
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, convert_to_openai_messages
 from langchain_core.tools import StructuredTool, ToolException
 from langchain_core.utils.function_calling import convert_to_openai_tool
+from langchain_mcp_adapters import sessions
 from langchain_mcp_adapters.client import MultiServerMCPClient
 from langchain_mcp_adapters.tools import load_mcp_tools
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.runtime import Runtime
+from mcp import ClientSession
 from mcp.client.stdio import stdio_client
 
 from helpers import mcp_server
@@ -146,6 +150,32 @@ def test_stdio_client_needs_an_errlog_with_a_file_descriptor():
 
 
 @lesson
+def test_an_error_inside_a_raw_stdio_session_comes_out_wrapped_in_exception_groups():
+    async def fail_inside_a_session():
+        with tempfile.TemporaryFile("w+") as errlog:
+            async with (
+                stdio_client(server_parameters(), errlog=errlog) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                raise KeyError("inside")
+
+    with pytest.raises(BaseExceptionGroup) as caught:
+        asyncio.run(fail_inside_a_session())
+    error = caught.value
+    while isinstance(error, BaseExceptionGroup):
+        (error,) = error.exceptions
+    assert isinstance(error, KeyError)
+
+
+@lesson
+def test_the_adapter_opens_stdio_sessions_without_an_errlog():
+    source = inspect.getsource(sessions._create_stdio_session)
+    calls = [line.strip() for line in source.splitlines() if "stdio_client(" in line]
+    assert calls == ["stdio_client(server_params) as (read, write),"]
+
+
+@lesson
 def test_toolnode_runs_an_mcp_tool_and_the_server_is_gone_afterwards(observed):
     assert observed["running_inside"] is True
     assert observed["four"]["messages"][0].text == "杭州：晴，25 摄氏度"
@@ -158,6 +188,13 @@ def test_mcp_tools_are_async_only_structured_tools(observed):
     tools = observed["tools"]
     assert all(isinstance(t, StructuredTool) for t in tools)
     assert all(t.func is None and t.coroutine is not None for t in tools)
+
+
+@lesson
+def test_the_adapter_gives_a_plain_json_schema_as_args_schema(observed):
+    weather = observed["tools"][0]
+    assert isinstance(weather.args_schema, dict)
+    assert weather.args_schema["required"] == ["city"]
 
 
 @lesson
