@@ -31,7 +31,7 @@ STARTUP_TIMEOUT = 30.0
 
 
 class MCPServerError(RuntimeError):
-    """The MCP server process did not start or stopped answering; the message quotes its stderr."""
+    """The MCP server process did not complete the handshake; the message quotes its stderr."""
 
 
 def server_parameters(module: str = "helpers.mcp_server"):
