@@ -40,6 +40,12 @@ def server_parameters(module: str = "helpers.mcp_server"):
     Using `sys.executable` (not a bare `python`) makes the server run in the same environment as
     the notebook, where `helpers` and `mcp` are installed.
 
+    Example:
+        ```python
+        async with stdio_client(server_parameters(), errlog=errlog_file) as (read, write):
+            ...
+        ```
+
     Taught in `notebooks/08_mcp_tools.ipynb`.
     """
     from mcp import StdioServerParameters
@@ -189,6 +195,14 @@ class SessionPerCall:
 
 def process_running(pid: int) -> bool:
     """True while a process with this id exists and has not exited (zombies count as exited).
+
+    Example:
+        ```python
+        async with open_session() as session:
+            pid = (await session.call_tool("server_pid", {})).structuredContent["result"]
+            process_running(pid)   # True
+        process_running(pid)       # False: the block ended the server
+        ```
 
     Taught in `notebooks/08_mcp_tools.ipynb`.
     """
