@@ -83,9 +83,10 @@ async def outcome(awaitable):
         return exc
 
 
-def outcome_sync(function):
+def outcome_sync(function, *args, **kwargs):
+    """The same for a sync call."""
     try:
-        return function()
+        return function(*args, **kwargs)
     except Exception as exc:  # noqa: BLE001 - recorded for the tests to inspect
         return exc
 
@@ -110,11 +111,10 @@ def observed() -> dict:
             seen["again"] = await ToolNode(tools).ainvoke(calls(("lookup_weather", {"city": "杭州"})),
                                                           runtime=runtime)
             seen["sync"] = await asyncio.to_thread(
-                lambda: outcome_sync(lambda: ToolNode(tools).invoke(TRAFFIC, runtime=runtime)))
+                outcome_sync, ToolNode(tools).invoke, TRAFFIC, runtime=runtime)
             seen["loop"] = await build_graph(tools, ScriptedChatModel(script=SCRIPT)).ainvoke(QUESTION)
             seen["loop_sync"] = await asyncio.to_thread(
-                lambda: outcome_sync(lambda: build_graph(tools, ScriptedChatModel(script=SCRIPT)).invoke(
-                    QUESTION)))
+                outcome_sync, build_graph(tools, ScriptedChatModel(script=SCRIPT)).invoke, QUESTION)
             strict = ToolNode(tools, handle_tool_errors=False)
             seen["traffic"] = await strict.ainvoke(TRAFFIC, runtime=runtime)
             seen["no_city"] = await strict.ainvoke(NO_CITY, runtime=runtime)
@@ -125,7 +125,6 @@ def observed() -> dict:
         return seen
 
     return asyncio.run(scenario())
-
 
 
 # -- the server ---------------------------------------------------------------------------------
