@@ -7,6 +7,7 @@ import io
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 from langchain_core.messages import AIMessage, ToolMessage
@@ -107,3 +108,29 @@ def test_tool_results_summary_reads_the_text_of_content_blocks():
     messages = [AIMessage("", tool_calls=[]), ToolMessage("杭州：晴", tool_call_id="1"),
                 ToolMessage(blocks, tool_call_id="2")]
     assert tool_results_summary(messages) == "杭州：晴；杭州：西湖"
+
+
+KILL_OWN_CLIENT = """
+import asyncio, os
+from helpers.mcp_client import open_session
+
+async def main():
+    async with open_session() as session:
+        pid = (await session.call_tool("server_pid", {})).structuredContent["result"]
+        print(pid, flush=True)
+        os.kill(os.getpid(), 9)  # the client dies without any cleanup, like a killed kernel
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL is POSIX")
+def test_the_server_exits_on_its_own_when_its_client_is_killed():
+    client = subprocess.run([sys.executable, "-c", KILL_OWN_CLIENT], capture_output=True, text=True)
+    assert client.returncode == -9, client.stderr
+    pid = int(client.stdout)
+    for _ in range(50):  # its stdin closed with the client: it exits within moments
+        if not process_running(pid):
+            break
+        time.sleep(0.1)
+    assert process_running(pid) is False
