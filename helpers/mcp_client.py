@@ -140,7 +140,7 @@ async def open_session(module: str = "helpers.mcp_server", *, errlog=None) -> As
             errlog.close()
     if leaf is not None:
         # Raised outside the `except` block, so the error is not chained to the group that holds
-        # it: IPython cannot display such a cycle and would print plain text on stderr instead.
+        # it. Raised inside, IPython showed it as plain text on stderr instead of as an error.
         raise leaf
 
 
