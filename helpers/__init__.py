@@ -12,6 +12,8 @@ Modules, by concept (each public helper's docstring names the notebook that teac
 - `helpers.display` — `show_graph`: graphs as mermaid, rendered offline
 - `helpers.source`  — `excerpt`: live, numbered excerpts of installed library source
 - `helpers.doctor`  — `python -m helpers.doctor`, the pre-flight check
+- `helpers.mcp_server` — the course's MCP server (`python -m helpers.mcp_server`, FastMCP, stdio)
+- `helpers.mcp_client` — `open_session` / `mcp_tools`: start it with a real errlog, always stop it
 - `helpers.nbtools` — maintainer commands: execute, normalise and check notebooks
 
 Nothing is imported here, so `import helpers` is instant and has no side effects.

@@ -51,6 +51,8 @@ def tool_results_summary(messages: list[BaseMessage]) -> str:
     """A final answer made of the ToolMessages since the last AI turn, joined with `；`.
 
     Use it as the last turn of a script: `ScriptedChatModel(script=[calls, tool_results_summary])`.
+    It reads each message's `.text`, so content blocks (MCP tools return a list of them) give the
+    same answer as plain strings.
 
     Taught in `notebooks/04_tools_condition_loop.ipynb`.
     """
@@ -58,7 +60,7 @@ def tool_results_summary(messages: list[BaseMessage]) -> str:
     for message in reversed(messages):
         if not isinstance(message, ToolMessage):
             break
-        results.append(str(message.content))
+        results.append(message.text)
     return "；".join(reversed(results)) or "（没有工具结果）"
 
 

@@ -1,0 +1,92 @@
+"""The course's MCP server: the weather / attraction pair, a tool that fails server-side, and a
+tool that says which process answered — served over stdio with the official `mcp` package.
+
+    python -m helpers.mcp_server      # speaks MCP on stdin/stdout until stdin closes
+
+Start it from Python with `helpers.mcp_client`, never by hand in a notebook: the client starts the
+process, talks to it, and ends it when its `async with` block ends.
+
+Importing this module has no side effects and does not import `mcp`; `build_server()` does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+
+SERVER_NAME = "city-guide"
+DELAY = 0.1
+"""Seconds each lookup waits, standing in for the upstream API (the same as `helpers.tools`)."""
+
+# The data of `helpers.tools`, repeated on purpose: importing `helpers.tools` pulls in langchain-core,
+# which would slow every server start, and the server must stay a small stand-alone process.
+WEATHER = {"杭州": "晴，25 摄氏度", "北京": "多云，18 摄氏度", "上海": "小雨，21 摄氏度"}
+ATTRACTIONS = {"杭州": "西湖", "北京": "故宫", "上海": "外滩"}
+
+
+async def lookup_weather(city: str) -> str:
+    """Look up today's weather for a Chinese city, e.g. 杭州."""
+    await asyncio.sleep(DELAY)
+    return f"{city}：{WEATHER.get(city, '未知')}"
+
+
+async def lookup_attraction(city: str) -> str:
+    """Look up the best-known sight of a Chinese city, e.g. 杭州."""
+    await asyncio.sleep(DELAY)
+    return f"{city}：{ATTRACTIONS.get(city, '未知')}"
+
+
+async def lookup_traffic(city: str) -> str:
+    """Look up live traffic for a city (its service is down)."""
+    await asyncio.sleep(DELAY)
+    raise ConnectionError(f"traffic service unreachable for {city}")
+
+
+def server_pid() -> int:
+    """Return the id of the server process that answered this call."""
+    return os.getpid()
+
+
+TOOLS = [lookup_weather, lookup_attraction, lookup_traffic, server_pid]
+
+
+def build_server():
+    """Return the course's `FastMCP` server with its four tools registered (not yet running).
+
+    FastMCP turns each function into an MCP tool: the name and docstring become the tool's name and
+    description, the type hints its JSON input schema. An exception raised by a tool is sent back to
+    the client as a result with `isError=True`; the server keeps running.
+
+    Example:
+        ```python
+        server = build_server()
+        [tool.name for tool in await server.list_tools()]
+        # ['lookup_weather', 'lookup_attraction', 'lookup_traffic', 'server_pid']
+        ```
+
+    Taught in `notebooks/08_mcp_tools.ipynb`.
+    """
+    from mcp.server.fastmcp import FastMCP
+
+    # Only warnings and errors reach stderr (the client's errlog file), not a line per request.
+    server = FastMCP(SERVER_NAME, log_level="WARNING")
+    for function in TOOLS:
+        server.tool()(function)
+    return server
+
+
+def main() -> None:
+    """Serve the course's tools over stdio until the client closes stdin.
+
+    Taught in `notebooks/08_mcp_tools.ipynb`.
+    """
+    # `mcp` imports jsonschema, which compiles an IRI grammar at import time when the optional
+    # `rfc3987-syntax` package is installed (JupyterLab brings it). This server validates no IRIs,
+    # and skipping that import makes each start about a second faster.
+    sys.modules.setdefault("rfc3987_syntax", None)
+    build_server().run("stdio")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,319 @@
+"""Library behaviour taught in notebooks/08_mcp_tools.ipynb: a real stdio MCP server (FastMCP),
+loaded with langchain-mcp-adapters and run by ToolNode.
+
+Most tests read one shared recording: a single server session in which every scenario ran once
+(`observed`), so the module starts a handful of server processes instead of one per test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import io
+import re
+import tempfile
+import time
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, convert_to_openai_messages
+from langchain_core.tools import StructuredTool, ToolException
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from langchain_mcp_adapters import sessions
+from langchain_mcp_adapters.client import MultiServerMCPClient
+from langchain_mcp_adapters.tools import load_mcp_tools
+from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode, tools_condition
+from langgraph.runtime import Runtime
+from mcp import ClientSession
+from mcp.client.stdio import stdio_client
+
+from helpers import mcp_server
+from helpers.mcp_client import open_session, process_running, server_connection, server_parameters
+from helpers.models import ScriptedChatModel, tool_results_summary
+from helpers.tools import make_city_tools
+
+lesson = pytest.mark.lesson("08_mcp_tools")
+
+LC_ID = re.compile(r"lc_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+FOUR = [("lookup_weather", "杭州"), ("lookup_attraction", "杭州"),
+        ("lookup_weather", "北京"), ("lookup_attraction", "北京")]
+SCRIPT = [[{"name": "lookup_weather", "args": {"city": "杭州"}},
+           {"name": "lookup_attraction", "args": {"city": "杭州"}}],
+          tool_results_summary]
+QUESTION = {"messages": [HumanMessage("杭州今天天气怎么样？有什么景点？")]}
+
+
+def calls(*specs: tuple[str, dict]) -> dict:
+    return {"messages": [AIMessage("", tool_calls=[
+        {"name": name, "args": args, "id": f"call_{i}", "type": "tool_call"}
+        for i, (name, args) in enumerate(specs)
+    ])]}
+
+
+TRAFFIC = calls(("lookup_traffic", {"city": "杭州"}))
+NO_CITY = calls(("lookup_weather", {}))
+
+
+def build_graph(tools, model):
+    """Seed 004's graph: a sync llm node, ToolNode, tools_condition."""
+    llm = model.bind_tools(tools)
+
+    def call_llm(state: MessagesState):
+        return {"messages": [llm.invoke(state["messages"])]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("llm", call_llm)
+    builder.add_node("tools", ToolNode(tools))
+    builder.add_edge(START, "llm")
+    builder.add_conditional_edges("llm", tools_condition)
+    builder.add_edge("tools", "llm")
+    return builder.compile()
+
+
+async def pid_of(tools) -> int:
+    tool = next(t for t in tools if t.name == "server_pid")
+    return int((await tool.ainvoke({}))[0]["text"])
+
+
+async def outcome(awaitable):
+    """The result, or the exception it raised (so one scenario cannot hide the others)."""
+    try:
+        return await awaitable
+    except Exception as exc:  # noqa: BLE001 - recorded for the tests to inspect
+        return exc
+
+
+def outcome_sync(function, *args, **kwargs):
+    """The same for a sync call."""
+    try:
+        return function(*args, **kwargs)
+    except Exception as exc:  # noqa: BLE001 - recorded for the tests to inspect
+        return exc
+
+
+@pytest.fixture(scope="module")
+def observed() -> dict:
+    """Run every single-session scenario once, in one server session, and record what happened."""
+
+    async def scenario() -> dict:
+        seen: dict = {}
+        async with open_session() as session:
+            tools = await load_mcp_tools(session)
+            raising = await load_mcp_tools(session, handle_tool_errors=False)
+            runtime = Runtime()
+            seen["tools"] = tools
+            seen["pid"] = await pid_of(tools)
+            seen["running_inside"] = process_running(seen["pid"])
+            start = time.perf_counter()
+            seen["four"] = await ToolNode(tools).ainvoke(calls(*[(n, {"city": c}) for n, c in FOUR]),
+                                                         runtime=runtime)
+            seen["four_seconds"] = time.perf_counter() - start
+            seen["again"] = await ToolNode(tools).ainvoke(calls(("lookup_weather", {"city": "杭州"})),
+                                                          runtime=runtime)
+            seen["sync"] = await asyncio.to_thread(
+                outcome_sync, ToolNode(tools).invoke, TRAFFIC, runtime=runtime)
+            seen["loop"] = await build_graph(tools, ScriptedChatModel(script=SCRIPT)).ainvoke(QUESTION)
+            seen["loop_sync"] = await asyncio.to_thread(
+                outcome_sync, build_graph(tools, ScriptedChatModel(script=SCRIPT)).invoke, QUESTION)
+            strict = ToolNode(tools, handle_tool_errors=False)
+            seen["traffic"] = await strict.ainvoke(TRAFFIC, runtime=runtime)
+            seen["no_city"] = await strict.ainvoke(NO_CITY, runtime=runtime)
+            seen["raising_default"] = await outcome(ToolNode(raising).ainvoke(TRAFFIC, runtime=runtime))
+            seen["raising_caught"] = await ToolNode(raising, handle_tool_errors=True).ainvoke(
+                TRAFFIC, runtime=runtime)
+        seen["running_after"] = process_running(seen["pid"])
+        return seen
+
+    return asyncio.run(scenario())
+
+
+# -- the server ---------------------------------------------------------------------------------
+@lesson
+def test_fastmcp_derives_tool_names_descriptions_and_schemas_from_the_functions():
+    listed = asyncio.run(mcp_server.build_server().list_tools())
+    assert [t.name for t in listed] == ["lookup_weather", "lookup_attraction", "lookup_traffic", "server_pid"]
+    weather = listed[0]
+    assert weather.description == "Look up today's weather for a Chinese city, e.g. 杭州."
+    assert weather.inputSchema["properties"] == {"city": {"title": "City", "type": "string"}}
+    assert weather.inputSchema["required"] == ["city"]
+
+
+@lesson
+def test_stdio_client_needs_an_errlog_with_a_file_descriptor():
+    async def start_with_string_errlog():
+        async with stdio_client(server_parameters(), errlog=io.StringIO()):
+            pass
+
+    with pytest.raises(io.UnsupportedOperation, match="fileno"):
+        asyncio.run(start_with_string_errlog())
+
+
+@lesson
+def test_an_error_inside_a_raw_stdio_session_comes_out_wrapped_in_exception_groups():
+    async def fail_inside_a_session():
+        with tempfile.TemporaryFile("w+") as errlog:
+            async with (
+                stdio_client(server_parameters(), errlog=errlog) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                raise KeyError("inside")
+
+    with pytest.raises(BaseExceptionGroup) as caught:
+        asyncio.run(fail_inside_a_session())
+    error = caught.value
+    while isinstance(error, BaseExceptionGroup):
+        (error,) = error.exceptions
+    assert isinstance(error, KeyError)
+
+
+@lesson
+def test_the_adapter_opens_stdio_sessions_without_an_errlog():
+    source = inspect.getsource(sessions._create_stdio_session)
+    calls = [line.strip() for line in source.splitlines() if "stdio_client(" in line]
+    assert calls == ["stdio_client(server_params) as (read, write),"]
+
+
+@lesson
+def test_toolnode_runs_an_mcp_tool_and_the_server_is_gone_afterwards(observed):
+    assert observed["running_inside"] is True
+    assert observed["four"]["messages"][0].text == "杭州：晴，25 摄氏度"
+    assert observed["running_after"] is False
+
+
+# -- the tools ----------------------------------------------------------------------------------
+@lesson
+def test_mcp_tools_are_async_only_structured_tools(observed):
+    tools = observed["tools"]
+    assert all(isinstance(t, StructuredTool) for t in tools)
+    assert all(t.func is None and t.coroutine is not None for t in tools)
+
+
+@lesson
+def test_the_adapter_gives_a_plain_json_schema_as_args_schema(observed):
+    weather = observed["tools"][0]
+    assert isinstance(weather.args_schema, dict)
+    assert weather.args_schema["required"] == ["city"]
+
+
+@lesson
+def test_sync_toolnode_invoke_of_an_mcp_tool_raises_not_implemented(observed):
+    error = observed["sync"]
+    assert isinstance(error, NotImplementedError)
+    assert str(error) == "StructuredTool does not support sync invocation."
+
+
+@lesson
+def test_the_model_sees_an_mcp_tool_exactly_like_the_local_tool(observed):
+    local = {t.name: t for t in make_city_tools()}
+    for tool in observed["tools"][:2]:
+        assert convert_to_openai_tool(tool) == convert_to_openai_tool(local[tool.name])
+
+
+@lesson
+def test_toolnode_ainvoke_runs_mcp_calls_concurrently_over_one_session(observed):
+    assert [m.text for m in observed["four"]["messages"]] == [
+        "杭州：晴，25 摄氏度", "杭州：西湖", "北京：多云，18 摄氏度", "北京：故宫"]
+    assert observed["four_seconds"] < 0.75 * len(FOUR) * mcp_server.DELAY
+
+
+# -- content blocks -----------------------------------------------------------------------------
+@lesson
+def test_mcp_content_is_a_list_of_text_blocks_with_random_lc_ids(observed):
+    first = observed["four"]["messages"][0]
+    again = observed["again"]["messages"][0]
+    (block,) = first.content
+    assert set(block) == {"type", "text", "id"} and block["type"] == "text"
+    assert LC_ID.fullmatch(block["id"]) and LC_ID.fullmatch(again.content[0]["id"])
+    assert block["id"] != again.content[0]["id"]
+
+
+@lesson
+def test_fastmcp_structured_output_arrives_as_the_artifact(observed):
+    first = observed["four"]["messages"][0]
+    assert first.artifact == {"structured_content": {"result": "杭州：晴，25 摄氏度"}}
+
+
+@lesson
+def test_openai_format_of_an_mcp_tool_message_is_plain_text(observed):
+    converted = convert_to_openai_messages(observed["four"]["messages"][0])
+    assert converted == {"role": "tool", "name": "lookup_weather", "tool_call_id": "call_0",
+                         "content": "杭州：晴，25 摄氏度"}
+
+
+# -- the loop -----------------------------------------------------------------------------------
+@lesson
+def test_the_seed_graph_with_mcp_tools_answers_under_ainvoke(observed):
+    assert observed["loop"]["messages"][-1].content == "杭州：晴，25 摄氏度；杭州：西湖"
+
+
+@lesson
+def test_the_seed_graph_with_mcp_tools_fails_under_invoke(observed):
+    error = observed["loop_sync"]
+    assert isinstance(error, NotImplementedError)
+    assert str(error) == "StructuredTool does not support sync invocation."
+
+
+# -- server-side errors -------------------------------------------------------------------------
+@lesson
+def test_a_server_side_exception_arrives_as_an_error_message_made_by_the_adapter(observed):
+    (message,) = observed["traffic"]["messages"]  # ToolNode(handle_tool_errors=False)
+    assert message.status == "error"
+    assert message.text == "Error executing tool lookup_traffic: traffic service unreachable for 杭州"
+
+
+@lesson
+def test_missing_arguments_are_rejected_by_the_server_not_by_langchain(observed):
+    (message,) = observed["no_city"]["messages"]  # ToolNode(handle_tool_errors=False)
+    assert message.status == "error"
+    assert message.text.startswith(
+        "Error executing tool lookup_weather: 1 validation error for lookup_weatherArguments\ncity\n"
+        "  Field required")
+
+
+@lesson
+def test_adapter_errors_off_and_the_default_toolnode_policy_raise(observed):
+    error = observed["raising_default"]
+    assert isinstance(error, ToolException)
+    assert type(error).__name__ == "_MCPToolExecutionError"
+    assert str(error) == "Error executing tool lookup_traffic: traffic service unreachable for 杭州"
+
+
+@lesson
+def test_adapter_errors_off_and_toolnode_true_wraps_the_exception(observed):
+    (message,) = observed["raising_caught"]["messages"]
+    assert message.status == "error"
+    assert message.content == (
+        "Error: _MCPToolExecutionError('Error executing tool lookup_traffic: traffic service "
+        "unreachable for 杭州')\n Please fix your mistakes.")
+
+
+# -- session cost -------------------------------------------------------------------------------
+@lesson
+def test_get_tools_starts_a_new_server_process_for_every_call():
+    async def scenario():
+        client = MultiServerMCPClient({mcp_server.SERVER_NAME: server_connection()})
+        tools = await client.get_tools()
+        return [await pid_of(tools) for _ in range(2)]
+
+    pids = asyncio.run(scenario())
+    assert pids[0] != pids[1]
+    assert not any(process_running(pid) for pid in pids)
+
+
+@lesson
+def test_one_adapter_session_serves_every_call_from_one_process():
+    async def scenario():
+        client = MultiServerMCPClient({mcp_server.SERVER_NAME: server_connection()})
+        async with client.session(mcp_server.SERVER_NAME) as session:
+            tools = await load_mcp_tools(session)
+            return [await pid_of(tools) for _ in range(3)]
+
+    pids = asyncio.run(scenario())
+    assert len(set(pids)) == 1
+    assert not process_running(pids[0])
+
+
+@lesson
+def test_get_tools_documents_a_new_session_per_call():
+    assert "A new session will be created for each tool call" in MultiServerMCPClient.get_tools.__doc__

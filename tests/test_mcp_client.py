@@ -1,0 +1,136 @@
+"""Unit tests for helpers.mcp_client: start, use and always stop the course's MCP server."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+from langchain_core.messages import AIMessage, ToolMessage
+from langchain_mcp_adapters.tools import load_mcp_tools
+from langgraph.prebuilt import ToolNode
+from langgraph.runtime import Runtime
+
+from helpers.mcp_client import (
+    MCPServerError,
+    SessionPerCall,
+    _only_leaf,
+    mcp_tools,
+    open_session,
+    process_running,
+    server_connection,
+    server_parameters,
+)
+from helpers.models import tool_results_summary
+
+PID_CALL = {"messages": [AIMessage("", tool_calls=[
+    {"name": "server_pid", "args": {}, "id": "call_pid", "type": "tool_call"}])]}
+
+
+def test_server_parameters_run_the_server_module_with_this_interpreter():
+    params = server_parameters()
+    assert (params.command, params.args) == (sys.executable, ["-m", "helpers.mcp_server"])
+
+
+def test_server_connection_is_a_stdio_connection_for_the_adapter():
+    assert server_connection() == {
+        "transport": "stdio", "command": sys.executable, "args": ["-m", "helpers.mcp_server"]}
+
+
+def test_toolnode_runs_an_mcp_tool_and_the_server_is_gone_afterwards_even_when_the_block_fails():
+    seen = {}
+
+    async def run_then_fail():
+        async with mcp_tools() as tools:
+            output = await ToolNode(tools).ainvoke(PID_CALL, runtime=Runtime())
+            seen["pid"] = int(output["messages"][0].text)
+            seen["running_inside"] = process_running(seen["pid"])
+            raise KeyError("a failing cell")
+
+    with pytest.raises(KeyError, match="a failing cell"):  # the error itself, not an ExceptionGroup
+        asyncio.run(run_then_fail())
+    assert seen["running_inside"] is True
+    assert process_running(seen["pid"]) is False
+
+
+def test_a_server_that_cannot_start_raises_with_its_stderr_and_a_hint():
+    async def start_missing_module():
+        async with open_session("helpers.no_such_server"):
+            pass
+
+    with pytest.raises(MCPServerError) as caught:
+        asyncio.run(start_missing_module())
+    message = str(caught.value)
+    assert "No module named helpers.no_such_server" in message
+    assert "Run `python -m helpers.no_such_server` in a terminal" in message
+
+
+def test_an_errlog_without_a_file_descriptor_fails_before_any_process_starts():
+    async def start_with_string_errlog():
+        async with open_session(errlog=io.StringIO()):
+            pass
+
+    with pytest.raises(io.UnsupportedOperation, match="fileno"):
+        asyncio.run(start_with_string_errlog())
+
+
+def test_session_per_call_starts_a_new_server_for_every_call_and_stops_each():
+    async def two_calls():
+        tools = await load_mcp_tools(SessionPerCall())
+        node = ToolNode(tools)
+        outputs = [await node.ainvoke(PID_CALL, runtime=Runtime()) for _ in range(2)]
+        return [int(o["messages"][0].text) for o in outputs]
+
+    pids = asyncio.run(two_calls())
+    assert pids[0] != pids[1]
+    assert not any(process_running(pid) for pid in pids)
+
+
+def test_process_running_tells_a_live_process_from_an_exited_one():
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    assert process_running(os.getpid()) is True
+    assert process_running(child.pid) is False
+
+
+def test_only_leaf_unwraps_single_member_groups_and_keeps_real_groups():
+    leaf = ValueError("x")
+    assert _only_leaf(ExceptionGroup("outer", [ExceptionGroup("inner", [leaf])])) is leaf
+    assert _only_leaf(ExceptionGroup("two", [leaf, KeyError("y")])) is None
+
+
+def test_tool_results_summary_reads_the_text_of_content_blocks():
+    blocks = [{"type": "text", "text": "杭州：西湖", "id": "lc_0123456789"}]
+    messages = [AIMessage("", tool_calls=[]), ToolMessage("杭州：晴", tool_call_id="1"),
+                ToolMessage(blocks, tool_call_id="2")]
+    assert tool_results_summary(messages) == "杭州：晴；杭州：西湖"
+
+
+KILL_OWN_CLIENT = """
+import asyncio, os
+from helpers.mcp_client import open_session
+
+async def main():
+    async with open_session() as session:
+        pid = (await session.call_tool("server_pid", {})).structuredContent["result"]
+        print(pid, flush=True)
+        os.kill(os.getpid(), 9)  # the client dies without any cleanup, like a killed kernel
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL is POSIX")
+def test_the_server_exits_on_its_own_when_its_client_is_killed():
+    client = subprocess.run([sys.executable, "-c", KILL_OWN_CLIENT], capture_output=True, text=True)
+    assert client.returncode == -9, client.stderr
+    pid = int(client.stdout)
+    for _ in range(50):  # its stdin closed with the client: it exits within moments
+        if not process_running(pid):
+            break
+        time.sleep(0.1)
+    assert process_running(pid) is False

@@ -1,0 +1,46 @@
+"""Unit tests for helpers.mcp_server: the course's FastMCP server, in-process (no subprocess)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+
+import pytest
+
+from helpers import mcp_server
+
+
+def test_lookups_answer_from_the_course_data():
+    assert asyncio.run(mcp_server.lookup_weather("杭州")) == "杭州：晴，25 摄氏度"
+    assert asyncio.run(mcp_server.lookup_attraction("北京")) == "北京：故宫"
+    assert asyncio.run(mcp_server.lookup_weather("火星")) == "火星：未知"
+
+
+def test_lookup_traffic_raises_connection_error():
+    with pytest.raises(ConnectionError, match="traffic service unreachable for 杭州"):
+        asyncio.run(mcp_server.lookup_traffic("杭州"))
+
+
+def test_server_pid_is_the_process_id():
+    assert mcp_server.server_pid() == os.getpid()
+
+
+def test_build_server_registers_every_tool():
+    server = mcp_server.build_server()
+    listed = asyncio.run(server.list_tools())
+    assert [tool.name for tool in listed] == [f.__name__ for f in mcp_server.TOOLS]
+
+
+def test_server_data_matches_the_local_demo_tools():
+    from helpers import tools
+
+    assert (mcp_server.WEATHER, mcp_server.ATTRACTIONS) == (tools.WEATHER, tools.ATTRACTIONS)
+    assert mcp_server.DELAY == tools.DEFAULT_DELAY
+
+
+def test_importing_the_module_does_not_import_mcp():
+    code = "import sys, helpers.mcp_server; print('mcp' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "False"
