@@ -8,7 +8,7 @@ NB     ?=
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 
 .DEFAULT_GOAL := help
-.PHONY: help setup lab test doctor notebooks notebook lint lock clean
+.PHONY: help setup lab test doctor notebooks notebook bench lint lock clean
 
 help: ## list the commands
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -40,6 +40,9 @@ notebooks: setup ## re-execute every notebook from a fresh kernel and normalise 
 notebook: setup ## re-execute one notebook: make notebook NB=notebooks/01_sequential_vs_gather.ipynb
 	@test -n "$(NB)" || { echo "Name the notebook: make notebook NB=notebooks/01_sequential_vs_gather.ipynb"; exit 2; }
 	$(PY) -m helpers.nbtools run $(NB)
+
+bench: setup ## ToolNode vs the physical limit, and per-call overhead, side by side (about 30 s)
+	$(PY) scripts/bench_toolnode.py
 
 lint: setup ## ruff over the package, tests and scripts
 	$(VENV)/bin/ruff check helpers tests scripts

@@ -10,6 +10,9 @@ Modules, by concept (each public helper's docstring names the notebook that teac
 - `helpers.models`  — `ScriptedChatModel` (offline) and `get_chat_model` (real on request)
 - `helpers.openai_endpoint` — `ScriptedOpenAIEndpoint`: an OpenAI-compatible server on 127.0.0.1
 - `helpers.display` — `show_graph`: graphs as mermaid, rendered offline
+- `helpers.returns` — the input kinds and return variants of lesson 05's table, `output_shape`
+- `helpers.history` — `unanswered_tool_calls`: tool calls no ToolMessage answers
+- `helpers.seeds`   — what the source posts print, quoted exactly, to compare with live runs
 - `helpers.source`  — `excerpt`: live, numbered excerpts of installed library source
 - `helpers.doctor`  — `python -m helpers.doctor`, the pre-flight check
 - `helpers.mcp_server` — the course's MCP server (`python -m helpers.mcp_server`, FastMCP, stdio)
