@@ -163,20 +163,13 @@ def check_offline_loop() -> Check:
     from helpers.tools import make_city_tools
 
     try:
-        from langgraph.graph import START, MessagesState, StateGraph
-        from langgraph.prebuilt import ToolNode, tools_condition
+        from helpers.graphs import tool_loop
 
         tools = make_city_tools(delay=0.0, sync=True)
         model = ScriptedChatModel(
             script=[[{"name": "lookup_weather", "args": {"city": "杭州"}}], tool_results_summary]
         ).bind_tools(tools)
-        builder = StateGraph(MessagesState)
-        builder.add_node("llm", lambda state: {"messages": [model.invoke(state["messages"])]})
-        builder.add_node("tools", ToolNode(tools))
-        builder.add_edge(START, "llm")
-        builder.add_conditional_edges("llm", tools_condition)
-        builder.add_edge("tools", "llm")
-        graph = builder.compile()
+        graph = tool_loop(model, tools)
         from langsmith import tracing_context
 
         with tracing_context(enabled=False):  # a diagnostic must not reach out, whatever the env says

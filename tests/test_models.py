@@ -8,9 +8,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-from langgraph.graph import START, MessagesState, StateGraph
-from langgraph.prebuilt import ToolNode, tools_condition
 
+from helpers.graphs import tool_loop
 from helpers.models import (
     DEFAULT_OPENAI_MODEL,
     RealModelConfigError,
@@ -150,23 +149,11 @@ def test_astream_matches_stream():
     assert asyncio.run(collect()) == list(model.stream("q"))
 
 
-def _loop_graph(model, tools):
-    def call_llm(state: MessagesState):
-        return {"messages": [model.invoke(state["messages"])]}
-
-    builder = StateGraph(MessagesState)
-    builder.add_node("llm", call_llm)
-    builder.add_node("tools", ToolNode(tools))
-    builder.add_edge(START, "llm")
-    builder.add_conditional_edges("llm", tools_condition)
-    builder.add_edge("tools", "llm")
-    return builder.compile()
-
 
 def test_graph_message_stream_keeps_tool_calls_and_reports_each_chunk_once():
     tools = make_city_tools(0, sync=True)
     model = ScriptedChatModel(script=[BOTH, tool_results_summary]).bind_tools(tools)
-    graph = _loop_graph(model, tools)
+    graph = tool_loop(model, tools)
     events = list(graph.stream({"messages": [("user", "q")]}, stream_mode="messages"))
     first_turn = [m for m, meta in events if meta["langgraph_node"] == "llm" and m.id == "scripted-0"]
     assert added(first_turn).tool_calls == model.invoke("q").tool_calls

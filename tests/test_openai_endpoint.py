@@ -13,9 +13,8 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langchain_openai import ChatOpenAI
-from langgraph.graph import START, MessagesState, StateGraph
-from langgraph.prebuilt import ToolNode, tools_condition
 
+from helpers.graphs import tool_loop
 from helpers.models import get_chat_model, tool_results_summary
 from helpers.openai_endpoint import ScriptedOpenAIEndpoint, message_to_wire, wire_to_messages
 from helpers.tools import make_city_tools
@@ -37,24 +36,6 @@ def chat(endpoint, **options):
                       use_responses_api=False, **options)
 
 
-def loop_graph(llm, tools, *, is_async=False):
-    """Seed 004's graph: llm → (tools_condition) → tools → llm."""
-    if is_async:
-        async def call_llm(state: MessagesState):
-            return {"messages": [await llm.ainvoke(state["messages"])]}
-    else:
-        def call_llm(state: MessagesState):
-            return {"messages": [llm.invoke(state["messages"])]}
-
-    builder = StateGraph(MessagesState)
-    builder.add_node("llm", call_llm)
-    builder.add_node("tools", ToolNode(tools))
-    builder.add_edge(START, "llm")
-    builder.add_conditional_edges("llm", tools_condition)
-    builder.add_edge("tools", "llm")
-    return builder.compile()
-
-
 def assert_full_loop(messages, endpoint, tools):
     kinds = [type(m).__name__ for m in messages]
     assert kinds == ["HumanMessage", "AIMessage", "ToolMessage", "ToolMessage", "AIMessage"]
@@ -68,7 +49,7 @@ def assert_full_loop(messages, endpoint, tools):
 
 def test_sync_loop_through_the_real_client(endpoint):
     tools = make_city_tools(0.01, sync=True)
-    graph = loop_graph(chat(endpoint).bind_tools(tools), tools)
+    graph = tool_loop(chat(endpoint).bind_tools(tools), tools)
     out = graph.invoke({"messages": [("user", "杭州天气和景点？")]})
     assert_full_loop(out["messages"], endpoint, tools)
     assert [e.request["stream"] for e in endpoint.exchanges] == [False, False]
@@ -76,14 +57,14 @@ def test_sync_loop_through_the_real_client(endpoint):
 
 def test_async_loop_through_the_real_client(endpoint):
     tools = make_city_tools(0.01)
-    graph = loop_graph(chat(endpoint).bind_tools(tools), tools, is_async=True)
+    graph = tool_loop(chat(endpoint).bind_tools(tools), tools, is_async=True)
     out = asyncio.run(graph.ainvoke({"messages": [("user", "杭州天气和景点？")]}))
     assert_full_loop(out["messages"], endpoint, tools)
 
 
 def test_streamed_loop_through_the_real_client(endpoint):
     tools = make_city_tools(0.01, sync=True)
-    graph = loop_graph(chat(endpoint).bind_tools(tools), tools)
+    graph = tool_loop(chat(endpoint).bind_tools(tools), tools)
     events = list(graph.stream({"messages": [("user", "q")]}, stream_mode="messages"))
     assert [e.request["stream"] for e in endpoint.exchanges] == [True, True]
     llm_chunks = [m for m, meta in events if meta["langgraph_node"] == "llm"]
@@ -97,7 +78,7 @@ def test_streamed_loop_through_the_real_client(endpoint):
 
 def test_async_streamed_loop_through_the_real_client(endpoint):
     tools = make_city_tools(0.01)
-    graph = loop_graph(chat(endpoint).bind_tools(tools), tools, is_async=True)
+    graph = tool_loop(chat(endpoint).bind_tools(tools), tools, is_async=True)
 
     async def collect():
         return [e async for e in graph.astream({"messages": [("user", "q")]}, stream_mode="updates")]
@@ -114,7 +95,7 @@ def test_get_chat_model_honours_openai_base_url(endpoint, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_API_BASE", raising=False)
     tools = make_city_tools(0.01, sync=True)
-    out = loop_graph(get_chat_model().bind_tools(tools), tools).invoke({"messages": [("user", "q")]})
+    out = tool_loop(get_chat_model().bind_tools(tools), tools).invoke({"messages": [("user", "q")]})
     assert out["messages"][-1].content == ANSWER
     assert [e.request["model"] for e in endpoint.exchanges] == ["qwen2.5", "qwen2.5"]
 

@@ -10,9 +10,10 @@ from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, Too
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langchain_openai import ChatOpenAI
 from langgraph.errors import GraphRecursionError
-from langgraph.graph import END, START, MessagesState, StateGraph
-from langgraph.prebuilt import ToolNode, tools_condition
+from langgraph.graph import END
+from langgraph.prebuilt import tools_condition
 
+from helpers.graphs import tool_loop
 from helpers.models import ScriptedChatModel, tool_results_summary
 from helpers.openai_endpoint import ScriptedOpenAIEndpoint
 from helpers.tools import make_city_tools, make_failing_tool
@@ -26,16 +27,7 @@ QUESTION = {"messages": [HumanMessage("杭州今天天气怎么样？有什么�
 
 
 def build_loop(llm, tools, *, node_name="tools", path_map=None, **tool_node_options):
-    async def call_llm(state: MessagesState):
-        return {"messages": [await llm.ainvoke(state["messages"])]}
-
-    builder = StateGraph(MessagesState)
-    builder.add_node("llm", call_llm)
-    builder.add_node(node_name, ToolNode(tools, **tool_node_options))
-    builder.add_edge(START, "llm")
-    builder.add_conditional_edges("llm", tools_condition, path_map)
-    builder.add_edge(node_name, "llm")
-    return builder.compile()
+    return tool_loop(llm, tools, is_async=True, tools_node=node_name, path_map=path_map, **tool_node_options)
 
 
 def run(coro):

@@ -21,13 +21,13 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from langchain_mcp_adapters import sessions
 from langchain_mcp_adapters.client import MultiServerMCPClient
 from langchain_mcp_adapters.tools import load_mcp_tools
-from langgraph.graph import START, MessagesState, StateGraph
-from langgraph.prebuilt import ToolNode, tools_condition
+from langgraph.prebuilt import ToolNode
 from langgraph.runtime import Runtime
 from mcp import ClientSession
 from mcp.client.stdio import stdio_client
 
 from helpers import mcp_server
+from helpers.graphs import tool_loop
 from helpers.mcp_client import open_session, process_running, server_connection, server_parameters
 from helpers.models import ScriptedChatModel, tool_results_summary
 from helpers.tools import make_city_tools
@@ -56,18 +56,7 @@ NO_CITY = calls(("lookup_weather", {}))
 
 def build_graph(tools, model):
     """Seed 004's graph: a sync llm node, ToolNode, tools_condition."""
-    llm = model.bind_tools(tools)
-
-    def call_llm(state: MessagesState):
-        return {"messages": [llm.invoke(state["messages"])]}
-
-    builder = StateGraph(MessagesState)
-    builder.add_node("llm", call_llm)
-    builder.add_node("tools", ToolNode(tools))
-    builder.add_edge(START, "llm")
-    builder.add_conditional_edges("llm", tools_condition)
-    builder.add_edge("tools", "llm")
-    return builder.compile()
+    return tool_loop(model.bind_tools(tools), tools)
 
 
 async def pid_of(tools) -> int:
