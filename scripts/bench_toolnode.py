@@ -1,6 +1,6 @@
 """Measure how close ToolNode gets to the physical limit, and what each tool call costs.
 
-    .venv/bin/python scripts/bench_toolnode.py            # about 30 s
+    .venv/bin/python scripts/bench_toolnode.py            # about a minute
     .venv/bin/python scripts/bench_toolnode.py --quick    # about 5 s, fewer repeats, L = 0.1 s only
 
 Part 1: N async tools that each wait L seconds, run by `ToolNode.ainvoke`. The physical limit is
