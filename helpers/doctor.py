@@ -15,12 +15,14 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
+from packaging.utils import canonicalize_name
+
 import helpers
 from helpers.models import MODEL_ENV, RealModelConfigError, real_model_requested
+from helpers.nbtools import TRACING_VARS
 
 ROOT = Path(helpers.__file__).resolve().parent.parent
 MIN_PYTHON = (3, 11)
-TRACING_VARS = ("LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2", "LANGCHAIN_TRACING")
 
 
 @dataclass
@@ -68,12 +70,8 @@ def read_pins(requirements: Path) -> dict[str, str]:
     for line in requirements.read_text(encoding="utf-8").splitlines():
         match = re.match(r"^([A-Za-z0-9_.\-]+)==([^\s;#]+)", line.strip())
         if match:
-            pins[normalise(match.group(1))] = match.group(2)
+            pins[canonicalize_name(match.group(1))] = match.group(2)
     return pins
-
-
-def normalise(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def check_python() -> Check:

@@ -15,26 +15,24 @@ import asyncio
 import os
 import sys
 
+from helpers.cities import attraction_report, weather_report
+
 SERVER_NAME = "city-guide"
 DELAY = 0.1
 """Seconds each lookup waits, standing in for the upstream API (the same as `helpers.tools`)."""
 
-# The data of `helpers.tools`, repeated on purpose: importing `helpers.tools` pulls in langchain-core,
-# which would slow every server start, and the server must stay a small stand-alone process.
-WEATHER = {"杭州": "晴，25 摄氏度", "北京": "多云，18 摄氏度", "上海": "小雨，21 摄氏度"}
-ATTRACTIONS = {"杭州": "西湖", "北京": "故宫", "上海": "外滩"}
 
 
 async def lookup_weather(city: str) -> str:
     """Look up today's weather for a Chinese city, e.g. 杭州."""
     await asyncio.sleep(DELAY)
-    return f"{city}：{WEATHER.get(city, '未知')}"
+    return weather_report(city)
 
 
 async def lookup_attraction(city: str) -> str:
     """Look up the best-known sight of a Chinese city, e.g. 杭州."""
     await asyncio.sleep(DELAY)
-    return f"{city}：{ATTRACTIONS.get(city, '未知')}"
+    return attraction_report(city)
 
 
 async def lookup_traffic(city: str) -> str:

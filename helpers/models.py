@@ -64,6 +64,14 @@ def tool_results_summary(messages: list[BaseMessage]) -> str:
     return "；".join(reversed(results)) or "（没有工具结果）"
 
 
+def turn_of(messages: Sequence[BaseMessage]) -> int:
+    """The scripted turn that answers this conversation: how many AI messages it already holds.
+
+    Taught in `notebooks/04_tools_condition_loop.ipynb`.
+    """
+    return sum(isinstance(m, AIMessage) for m in messages)
+
+
 def arguments_json(args: Mapping[str, Any]) -> str:
     """Tool-call arguments as the JSON string an OpenAI model sends (compact, UTF-8 kept).
 
@@ -159,7 +167,7 @@ class ScriptedChatModel(BaseChatModel):
                 is not among `tools`.
         """
         messages = list(messages)
-        turn = sum(isinstance(m, AIMessage) for m in messages)
+        turn = turn_of(messages)
         if turn >= len(self.script):
             raise ScriptError(
                 f"ScriptedChatModel has {len(self.script)} scripted turn(s) but the conversation "

@@ -30,13 +30,8 @@ RAISES = "raises-exception"
 MAX_BYTES = 400_000
 # Settings that must not leak into a regeneration (or a test run, see tests/conftest.py): outputs
 # always come from the offline scripted model, with no tracing and matplotlib's inline backend.
-OFFLINE_ENV_UNSET = (
-    "TOOLNODE_LAB_MODEL",
-    "MPLBACKEND",
-    "LANGSMITH_TRACING",
-    "LANGCHAIN_TRACING_V2",
-    "LANGCHAIN_TRACING",
-)
+TRACING_VARS = ("LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2", "LANGCHAIN_TRACING")
+OFFLINE_ENV_UNSET = ("TOOLNODE_LAB_MODEL", "MPLBACKEND", *TRACING_VARS)
 
 
 def course_notebooks(root: Path = ROOT) -> list[Path]:

@@ -1,8 +1,8 @@
-"""A hand-built async tool node: the one lesson 02 writes out, kept here for the lessons that reuse it.
+"""A hand-built async tool node: the one lesson 02 writes out, kept here so code outside the
+notebook (`make bench`, which compares it with ToolNode) runs exactly what lesson 02 taught.
 
 The code of `CustomAsyncToolNode` below is the same code as the final version built in
-`notebooks/02_custom_async_tool_node.ipynb` (`tests/test_nodes.py` checks that, docstrings aside),
-so lesson 09's drills and the tool-node lab import exactly what lesson 02 taught.
+`notebooks/02_custom_async_tool_node.ipynb` (`tests/test_nodes.py` checks that, docstrings aside).
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
-from helpers.models import ScriptedChatModel, ScriptError, Turn, arguments_json
+from helpers.models import ScriptedChatModel, ScriptError, Turn, arguments_json, turn_of
 
 CREATED = 0
 """The `created` timestamp of every response: fixed, so recorded responses print identically."""
@@ -216,8 +216,7 @@ class ScriptedOpenAIEndpoint:
         try:
             messages = wire_to_messages(body.get("messages") or [])
             tools = body.get("tools")
-            turn = sum(isinstance(m, AIMessage) for m in messages)
-            head = {"id": f"chatcmpl-scripted-{turn}", "created": CREATED,
+            head = {"id": f"chatcmpl-scripted-{turn_of(messages)}", "created": CREATED,
                     "model": body.get("model", "scripted")}
             if not body.get("stream"):
                 message = self.model.reply(messages, tools)

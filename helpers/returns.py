@@ -7,6 +7,7 @@ Taught in `notebooks/05_return_types.ipynb`.
 from __future__ import annotations
 
 import operator
+import unicodedata
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 
@@ -149,8 +150,15 @@ def output_shape(value: Any) -> str:
     return type(value).__name__  # messages by class name, e.g. ToolMessage
 
 
+def _width(text: str) -> int:
+    """Columns `text` takes in a monospace font: CJK characters take two."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
 def text_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     """Format rows as a plain-text table with aligned columns (what strict nbval compares).
+
+    Columns are aligned by display width, so rows with Chinese text line up too.
 
     Example:
         ```python
@@ -162,7 +170,10 @@ def text_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     if any(len(row) != len(headers) for row in rows):
         raise ValueError(f"Every row needs {len(headers)} cells, one per header: {list(headers)}.")
     cells = [[str(c) for c in headers]] + [[str(c) for c in row] for row in rows]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells]
+    widths = [max(_width(row[i]) for row in cells) for i in range(len(headers))]
+    lines = [
+        "  ".join(c + " " * (w - _width(c)) for c, w in zip(row, widths, strict=True)).rstrip()
+        for row in cells
+    ]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)

@@ -13,11 +13,8 @@ from contextlib import nullcontext
 
 from langchain_core.tools import BaseTool, StructuredTool
 
+from helpers.cities import attraction_report, capital_of, weather_report
 from helpers.timing import CallRecorder
-
-WEATHER = {"杭州": "晴，25 摄氏度", "北京": "多云，18 摄氏度", "上海": "小雨，21 摄氏度"}
-ATTRACTIONS = {"杭州": "西湖", "北京": "故宫", "上海": "外滩"}
-CAPITALS = {"浙江": "杭州", "江苏": "南京", "广东": "广州"}
 
 DEFAULT_DELAY = 0.1
 """Seconds each demo tool waits: the posts use 1 s; the course uses 0.1 s so notebooks run fast."""
@@ -33,7 +30,7 @@ async def fetch_weather(city: str, delay: float = DEFAULT_DELAY) -> str:
     Taught in `notebooks/01_sequential_vs_gather.ipynb`.
     """
     await asyncio.sleep(delay)
-    return f"{city}：{WEATHER.get(city, '未知')}"
+    return weather_report(city)
 
 
 async def fetch_attraction(city: str, delay: float = DEFAULT_DELAY) -> str:
@@ -42,7 +39,7 @@ async def fetch_attraction(city: str, delay: float = DEFAULT_DELAY) -> str:
     Taught in `notebooks/01_sequential_vs_gather.ipynb`.
     """
     await asyncio.sleep(delay)
-    return f"{city}：{ATTRACTIONS.get(city, '未知')}"
+    return attraction_report(city)
 
 
 def _make_tool(name: str, description: str, answer, delay: float, recorder, sync: bool) -> BaseTool:
@@ -91,7 +88,7 @@ def make_city_tools(
         _make_tool(
             "lookup_weather",
             "Look up today's weather for a Chinese city, e.g. 杭州.",
-            lambda city: f"{city}：{WEATHER.get(city, '未知')}",
+            weather_report,
             delay,
             recorder,
             sync,
@@ -99,7 +96,7 @@ def make_city_tools(
         _make_tool(
             "lookup_attraction",
             "Look up the best-known sight of a Chinese city, e.g. 杭州.",
-            lambda city: f"{city}：{ATTRACTIONS.get(city, '未知')}",
+            attraction_report,
             delay,
             recorder,
             sync,
@@ -146,7 +143,7 @@ def make_dependent_tools(
         """Return the capital city of a Chinese province, e.g. 浙江 -> 杭州."""
         with _span(recorder, "lookup_capital"):
             await asyncio.sleep(delay)
-            return CAPITALS.get(province, "未知")
+            return capital_of(province)
 
     capital = StructuredTool.from_function(coroutine=lookup_capital)
     return [capital, make_city_tools(delay, recorder=recorder)[0]]

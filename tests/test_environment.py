@@ -15,20 +15,22 @@ import yaml
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+from helpers.doctor import read_pins
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def pins() -> dict[str, str]:
-    found = {}
-    for line in (ROOT / "requirements.txt").read_text().splitlines():
+    path = ROOT / "requirements.txt"
+    for line in path.read_text().splitlines():
         line = line.strip()
         if not line or line.startswith("#"):
             continue
         assert "--index-url" not in line and "://" not in line, f"requirements.txt names an index: {line}"
-        match = re.fullmatch(r"([A-Za-z0-9_.\-]+)==([^\s;]+)", line)
-        assert match, f"requirements.txt must hold exact pins only, got: {line!r}"
-        found[canonicalize_name(match.group(1))] = match.group(2)
-    return found
+        assert re.fullmatch(r"([A-Za-z0-9_.\-]+)==([^\s;]+)", line), (
+            f"requirements.txt must hold exact pins only, got: {line!r}"
+        )
+    return read_pins(path)  # the doctor's reader: the test and the pre-flight check agree
 
 
 def pyproject() -> dict:

@@ -33,10 +33,12 @@ def test_build_server_registers_every_tool():
     assert [tool.name for tool in listed] == [f.__name__ for f in mcp_server.TOOLS]
 
 
-def test_server_data_matches_the_local_demo_tools():
+def test_server_answers_like_the_local_demo_tools():
     from helpers import tools
 
-    assert (mcp_server.WEATHER, mcp_server.ATTRACTIONS) == (tools.WEATHER, tools.ATTRACTIONS)
+    for city in ("杭州", "北京", "成都"):
+        assert asyncio.run(mcp_server.lookup_weather(city)) == asyncio.run(tools.fetch_weather(city, 0))
+        assert asyncio.run(mcp_server.lookup_attraction(city)) == asyncio.run(tools.fetch_attraction(city, 0))
     assert mcp_server.DELAY == tools.DEFAULT_DELAY
 
 

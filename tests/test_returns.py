@@ -69,3 +69,8 @@ def test_text_table_aligns_columns():
 def test_text_table_rejects_ragged_rows():
     with pytest.raises(ValueError, match="Every row needs 2 cells"):
         text_table(["a", "b"], [("only one",)])
+
+
+def test_text_table_aligns_chinese_by_display_width():
+    lines = text_table(["k", "v"], [("杭州", 1), ("ab", 2)]).splitlines()
+    assert lines[2] == "杭州  1" and lines[3] == "ab    2"

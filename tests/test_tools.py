@@ -50,3 +50,12 @@ def test_dependent_pair():
         return await weather.ainvoke({"city": await capital.ainvoke({"province": "浙江"})})
 
     assert asyncio.run(chain()) == "杭州：晴，25 摄氏度"
+
+
+def test_the_server_process_can_use_the_city_data_without_langchain():
+    import subprocess
+    import sys
+
+    code = "import sys, helpers.mcp_server; print('langchain_core' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "False"

@@ -106,30 +106,27 @@ def test_the_graph_draws_conditional_edges_to_tools_and_end():
         assert edge in source
 
 
-@lesson
-def test_updates_stream_yields_one_item_per_hop():
+def stream_loop(mode):
+    """Everything the two-turn city loop streams in `stream_mode=mode`."""
     tools = make_city_tools(0)
-    model = ScriptedChatModel(script=[BOTH, tool_results_summary]).bind_tools(tools)
-    graph = build_loop(model, tools)
+    graph = build_loop(ScriptedChatModel(script=[BOTH, tool_results_summary]).bind_tools(tools), tools)
 
     async def collect():
-        return [u async for u in graph.astream(QUESTION, stream_mode="updates")]
+        return [item async for item in graph.astream(QUESTION, stream_mode=mode)]
 
-    updates = run(collect())
+    return run(collect())
+
+
+@lesson
+def test_updates_stream_yields_one_item_per_hop():
+    updates = stream_loop("updates")
     assert [list(u) for u in updates] == [["llm"], ["tools"], ["llm"]]
     assert kinds(updates[1]["tools"]["messages"]) == ["ToolMessage", "ToolMessage"]
 
 
 @lesson
 def test_messages_stream_streams_the_model_even_when_the_node_calls_ainvoke():
-    tools = make_city_tools(0)
-    model = ScriptedChatModel(script=[BOTH, tool_results_summary]).bind_tools(tools)
-    graph = build_loop(model, tools)
-
-    async def collect():
-        return [e async for e in graph.astream(QUESTION, stream_mode="messages")]
-
-    events = run(collect())
+    events = stream_loop("messages")
     llm = [m for m, meta in events if meta["langgraph_node"] == "llm"]
     tool = [m for m, meta in events if meta["langgraph_node"] == "tools"]
     assert all(isinstance(m, AIMessageChunk) for m in llm) and len(llm) > 2
