@@ -39,8 +39,8 @@ def tool_calls_message(calls: Sequence[tuple[str, Mapping[str, Any]] | BaseTool]
 
     Example:
         ```python
-        tool_calls_message([("lookup_weather", {"city": "杭州"})]).tool_calls
-        # [{'name': 'lookup_weather', 'args': {'city': '杭州'}, 'id': 'call-0', 'type': 'tool_call'}]
+        tool_calls_message([("lookup_weather", {"city": "Paris"})]).tool_calls
+        # [{'name': 'lookup_weather', 'args': {'city': 'Paris'}, 'id': 'call-0', 'type': 'tool_call'}]
         ```
 
     Taught in `notebooks/03_builtin_toolnode.ipynb`.

@@ -165,17 +165,17 @@ def check_offline_loop() -> Check:
 
         tools = make_city_tools(delay=0.0, sync=True)
         model = ScriptedChatModel(
-            script=[[{"name": "lookup_weather", "args": {"city": "杭州"}}], tool_results_summary]
+            script=[[{"name": "lookup_weather", "args": {"city": "Paris"}}], tool_results_summary]
         ).bind_tools(tools)
         graph = tool_loop(model, tools)
         from langsmith import tracing_context
 
         with tracing_context(enabled=False):  # a diagnostic must not reach out, whatever the env says
-            answer = graph.invoke({"messages": [("user", "杭州天气？")]})["messages"][-1].content
+            answer = graph.invoke({"messages": [("user", "Weather in Paris?")]})["messages"][-1].content
     except Exception as error:  # report, don't crash: this is a diagnostic
         return Check("offline graph", False, f"{type(error).__name__}: {error}",
                      "`make setup`, then run the doctor again; if it persists, file an issue with this line")
-    ok = answer == "杭州：晴，25 摄氏度"
+    ok = answer == "Paris: sunny, 25 °C"
     return Check("offline graph", ok, f"llm → tools → llm answered {answer!r}", "`make setup`")
 
 

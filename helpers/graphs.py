@@ -34,7 +34,7 @@ def tool_loop(
         ```python
         tools = make_city_tools()
         graph = tool_loop(ScriptedChatModel(script=[...]).bind_tools(tools), tools)
-        graph.invoke({"messages": [("user", "杭州天气？")]})
+        graph.invoke({"messages": [("user", "Weather in Paris?")]})
         ```
 
     Taught in `notebooks/04_tools_condition_loop.ipynb` (written out there, cell by cell).

@@ -103,7 +103,7 @@ async def open_session(module: str = "helpers.mcp_server", *, errlog=None) -> As
     Example:
         ```python
         async with open_session() as session:
-            result = await session.call_tool("lookup_weather", {"city": "杭州"})
+            result = await session.call_tool("lookup_weather", {"city": "Paris"})
         ```
 
     Taught in `notebooks/08_mcp_tools.ipynb`.
@@ -175,7 +175,7 @@ class SessionPerCall:
     Example:
         ```python
         tools = await load_mcp_tools(SessionPerCall())
-        await tools[0].ainvoke({"city": "杭州"})   # starts and stops one server process
+        await tools[0].ainvoke({"city": "Paris"})   # starts and stops one server process
         ```
 
     Taught in `notebooks/08_mcp_tools.ipynb`.

@@ -24,13 +24,13 @@ DELAY = 0.1
 
 
 async def lookup_weather(city: str) -> str:
-    """Look up today's weather for a Chinese city, e.g. 杭州."""
+    """Look up today's weather for a city, e.g. Paris."""
     await asyncio.sleep(DELAY)
     return weather_report(city)
 
 
 async def lookup_attraction(city: str) -> str:
-    """Look up the best-known sight of a Chinese city, e.g. 杭州."""
+    """Look up the best-known sight of a city, e.g. Paris."""
     await asyncio.sleep(DELAY)
     return attraction_report(city)
 

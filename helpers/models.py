@@ -48,7 +48,7 @@ class ScriptError(ValueError):
 
 
 def tool_results_summary(messages: list[BaseMessage]) -> str:
-    """A final answer made of the ToolMessages since the last AI turn, joined with `；`.
+    """A final answer made of the ToolMessages since the last AI turn, joined with `; `.
 
     Use it as the last turn of a script: `ScriptedChatModel(script=[calls, tool_results_summary])`.
     It reads each message's `.text`, so content blocks (MCP tools return a list of them) give the
@@ -61,7 +61,7 @@ def tool_results_summary(messages: list[BaseMessage]) -> str:
         if not isinstance(message, ToolMessage):
             break
         results.append(message.text)
-    return "；".join(reversed(results)) or "（没有工具结果）"
+    return "; ".join(reversed(results)) or "(no tool results)"
 
 
 def turn_of(messages: Sequence[BaseMessage]) -> int:
@@ -91,7 +91,7 @@ def split_text(text: str) -> list[str]:
 def split_arguments(arguments: str) -> list[str]:
     """Split an arguments JSON string into token-like fragments, as OpenAI streams them.
 
-    `'{"city":"杭州"}'` → `['{"', 'city', '":"', '杭州', '"}']`.
+    `'{"city":"Paris"}'` → `['{"', 'city', '":"', 'Paris', '"}']`.
     """
     return _JSON_PIECE.findall(arguments)
 
@@ -110,17 +110,17 @@ class ScriptedChatModel(BaseChatModel):
 
     Args:
         script: the replies, in order. Each is final text (`"done"`), a list of tool calls
-            (`[{"name": "lookup_weather", "args": {"city": "杭州"}}]`), a ready `AIMessage`, or a
+            (`[{"name": "lookup_weather", "args": {"city": "Paris"}}]`), a ready `AIMessage`, or a
             function of the conversation that returns one of those.
 
     Example:
         ```python
         model = ScriptedChatModel(script=[
-            [{"name": "lookup_weather", "args": {"city": "杭州"}}],
+            [{"name": "lookup_weather", "args": {"city": "Paris"}}],
             tool_results_summary,
         ]).bind_tools(make_city_tools())
-        model.invoke("杭州天气？").tool_calls
-        # [{'name': 'lookup_weather', 'args': {'city': '杭州'}, 'id': 'call_0_0', 'type': 'tool_call'}]
+        model.invoke("Weather in Paris?").tool_calls
+        # [{'name': 'lookup_weather', 'args': {'city': 'Paris'}, 'id': 'call_0_0', 'type': 'tool_call'}]
         ```
 
     Taught in `notebooks/04_tools_condition_loop.ipynb`.

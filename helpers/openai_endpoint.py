@@ -129,7 +129,7 @@ class ScriptedOpenAIEndpoint:
         with ScriptedOpenAIEndpoint(script) as endpoint:
             llm = ChatOpenAI(model="gpt-4o", base_url=endpoint.base_url, api_key="unused",
                              use_responses_api=False).bind_tools(tools)
-            llm.invoke("杭州天气？")
+            llm.invoke("Weather in Paris?")
             endpoint.requests[0]["tools"]     # the JSON schemas the model received
         ```
 

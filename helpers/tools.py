@@ -25,7 +25,7 @@ def _span(recorder: CallRecorder | None, label: str):
 
 
 async def fetch_weather(city: str, delay: float = DEFAULT_DELAY) -> str:
-    """Pretend to call a weather API: wait `delay` seconds, return e.g. `杭州：晴，25 摄氏度`.
+    """Pretend to call a weather API: wait `delay` seconds, return e.g. `Paris: sunny, 25 °C`.
 
     Taught in `notebooks/01_sequential_vs_gather.ipynb`.
     """
@@ -34,7 +34,7 @@ async def fetch_weather(city: str, delay: float = DEFAULT_DELAY) -> str:
 
 
 async def fetch_attraction(city: str, delay: float = DEFAULT_DELAY) -> str:
-    """Pretend to call an attractions API: wait `delay` seconds, return e.g. `杭州：西湖`.
+    """Pretend to call an attractions API: wait `delay` seconds, return e.g. `Paris: the Louvre`.
 
     Taught in `notebooks/01_sequential_vs_gather.ipynb`.
     """
@@ -79,7 +79,7 @@ def make_city_tools(
     Example:
         ```python
         weather, attraction = make_city_tools(delay=0.1)
-        await weather.ainvoke({"city": "杭州"})   # '杭州：晴，25 摄氏度'
+        await weather.ainvoke({"city": "Paris"})   # 'Paris: sunny, 25 °C'
         ```
 
     Taught in `notebooks/02_custom_async_tool_node.ipynb`.
@@ -87,7 +87,7 @@ def make_city_tools(
     return [
         _make_tool(
             "lookup_weather",
-            "Look up today's weather for a Chinese city, e.g. 杭州.",
+            "Look up today's weather for a city, e.g. Paris.",
             weather_report,
             delay,
             recorder,
@@ -95,7 +95,7 @@ def make_city_tools(
         ),
         _make_tool(
             "lookup_attraction",
-            "Look up the best-known sight of a Chinese city, e.g. 杭州.",
+            "Look up the best-known sight of a city, e.g. Paris.",
             attraction_report,
             delay,
             recorder,
@@ -134,16 +134,16 @@ def make_dependent_tools(
 ) -> list[BaseTool]:
     """Return `[lookup_capital, lookup_weather]`: the second needs the first's answer.
 
-    `lookup_capital("浙江")` returns `杭州`; only then can `lookup_weather("杭州")` be asked.
+    `lookup_capital("France")` returns `Paris`; only then can `lookup_weather("Paris")` be asked.
     Dependent calls like these must stay sequential, whatever the concurrency machinery.
 
     Taught in `notebooks/01_sequential_vs_gather.ipynb`.
     """
-    async def lookup_capital(province: str) -> str:
-        """Return the capital city of a Chinese province, e.g. 浙江 -> 杭州."""
+    async def lookup_capital(country: str) -> str:
+        """Return the capital city of a country, e.g. France -> Paris."""
         with _span(recorder, "lookup_capital"):
             await asyncio.sleep(delay)
-            return capital_of(province)
+            return capital_of(country)
 
     capital = StructuredTool.from_function(coroutine=lookup_capital)
     return [capital, make_city_tools(delay, recorder=recorder)[0]]

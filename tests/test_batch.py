@@ -11,9 +11,9 @@ from helpers.timing import CallRecorder
 
 
 def test_tool_calls_message_numbers_the_ids():
-    message = tool_calls_message([("lookup_weather", {"city": "杭州"}), ("add", {"a": 1, "b": 2})])
+    message = tool_calls_message([("lookup_weather", {"city": "Paris"}), ("add", {"a": 1, "b": 2})])
     assert message.tool_calls == [
-        {"name": "lookup_weather", "args": {"city": "杭州"}, "id": "call-0", "type": "tool_call"},
+        {"name": "lookup_weather", "args": {"city": "Paris"}, "id": "call-0", "type": "tool_call"},
         {"name": "add", "args": {"a": 1, "b": 2}, "id": "call-1", "type": "tool_call"},
     ]
 

@@ -104,10 +104,10 @@ def test_only_leaf_unwraps_single_member_groups_and_keeps_real_groups():
 
 
 def test_tool_results_summary_reads_the_text_of_content_blocks():
-    blocks = [{"type": "text", "text": "杭州：西湖", "id": "lc_0123456789"}]
-    messages = [AIMessage("", tool_calls=[]), ToolMessage("杭州：晴", tool_call_id="1"),
+    blocks = [{"type": "text", "text": "Paris: the Louvre", "id": "lc_0123456789"}]
+    messages = [AIMessage("", tool_calls=[]), ToolMessage("Paris: sunny", tool_call_id="1"),
                 ToolMessage(blocks, tool_call_id="2")]
-    assert tool_results_summary(messages) == "杭州：晴；杭州：西湖"
+    assert tool_results_summary(messages) == "Paris: sunny; Paris: the Louvre"
 
 
 KILL_OWN_CLIENT = """

@@ -13,14 +13,14 @@ from helpers import mcp_server
 
 
 def test_lookups_answer_from_the_course_data():
-    assert asyncio.run(mcp_server.lookup_weather("杭州")) == "杭州：晴，25 摄氏度"
-    assert asyncio.run(mcp_server.lookup_attraction("北京")) == "北京：故宫"
-    assert asyncio.run(mcp_server.lookup_weather("火星")) == "火星：未知"
+    assert asyncio.run(mcp_server.lookup_weather("Paris")) == "Paris: sunny, 25 °C"
+    assert asyncio.run(mcp_server.lookup_attraction("London")) == "London: the Tower of London"
+    assert asyncio.run(mcp_server.lookup_weather("Atlantis")) == "Atlantis: unknown"
 
 
 def test_lookup_traffic_raises_connection_error():
-    with pytest.raises(ConnectionError, match="traffic service unreachable for 杭州"):
-        asyncio.run(mcp_server.lookup_traffic("杭州"))
+    with pytest.raises(ConnectionError, match="traffic service unreachable for Paris"):
+        asyncio.run(mcp_server.lookup_traffic("Paris"))
 
 
 def test_server_pid_is_the_process_id():
@@ -36,7 +36,7 @@ def test_build_server_registers_every_tool():
 def test_server_answers_like_the_local_demo_tools():
     from helpers import tools
 
-    for city in ("杭州", "北京", "成都"):
+    for city in ("Paris", "London", "Rome"):
         assert asyncio.run(mcp_server.lookup_weather(city)) == asyncio.run(tools.fetch_weather(city, 0))
         assert asyncio.run(mcp_server.lookup_attraction(city)) == asyncio.run(tools.fetch_attraction(city, 0))
     assert mcp_server.DELAY == tools.DEFAULT_DELAY

@@ -25,9 +25,9 @@ from helpers.models import (
 )
 from helpers.tools import make_city_tools
 
-BOTH = [{"name": "lookup_weather", "args": {"city": "杭州"}},
-        {"name": "lookup_attraction", "args": {"city": "杭州"}}]
-FINAL = "杭州：晴，25 摄氏度；杭州：西湖。"
+BOTH = [{"name": "lookup_weather", "args": {"city": "Paris"}},
+        {"name": "lookup_attraction", "args": {"city": "Paris"}}]
+FINAL = "Paris: sunny, 25 °C; Paris: the Louvre。"
 
 
 def bound(script, tools=None):
@@ -52,10 +52,10 @@ def test_bind_tools_sends_the_same_schemas_as_chatopenai():
 
 
 def test_first_turn_returns_the_scripted_tool_calls_with_deterministic_ids():
-    reply = bound([BOTH, FINAL]).invoke("杭州天气和景点？")
+    reply = bound([BOTH, FINAL]).invoke("Weather and sights in Paris?")
     assert reply.tool_calls == [
-        {"name": "lookup_weather", "args": {"city": "杭州"}, "id": "call_0_0", "type": "tool_call"},
-        {"name": "lookup_attraction", "args": {"city": "杭州"}, "id": "call_0_1", "type": "tool_call"},
+        {"name": "lookup_weather", "args": {"city": "Paris"}, "id": "call_0_0", "type": "tool_call"},
+        {"name": "lookup_attraction", "args": {"city": "Paris"}, "id": "call_0_1", "type": "tool_call"},
     ]
     assert reply.id == "scripted-0"
     assert reply.response_metadata["finish_reason"] == "tool_calls"
@@ -78,19 +78,19 @@ def test_a_callable_turn_sees_the_conversation():
     conversation = [HumanMessage("q"), AIMessage("", tool_calls=[{"name": "x", "args": {}, "id": "1"}]),
                     ToolMessage("A", tool_call_id="1"), ToolMessage("B", tool_call_id="2")]
     reply = bound([BOTH, tool_results_summary]).invoke(conversation)
-    assert reply.content == "A；B"
+    assert reply.content == "A; B"
 
 
 def test_script_may_name_the_tool_call_id():
-    calls = [{"name": "lookup_weather", "args": {"city": "北京"}, "id": "call_weather"}]
+    calls = [{"name": "lookup_weather", "args": {"city": "London"}, "id": "call_weather"}]
     assert bound([calls]).invoke("q").tool_calls[0]["id"] == "call_weather"
 
 
 def test_a_scripted_aimessage_is_copied_not_shared():
-    scripted = AIMessage("", tool_calls=[{"name": "lookup_weather", "args": {"city": "上海"}, "id": "w"}])
+    scripted = AIMessage("", tool_calls=[{"name": "lookup_weather", "args": {"city": "Tokyo"}, "id": "w"}])
     model = bound([scripted])
     model.invoke("q").tool_calls[0]["args"]["city"] = "changed"
-    assert model.invoke("q").tool_calls[0]["args"] == {"city": "上海"}
+    assert model.invoke("q").tool_calls[0]["args"] == {"city": "Tokyo"}
     assert scripted.id is None
 
 
@@ -137,7 +137,7 @@ def test_streamed_tool_arguments_arrive_in_fragments_after_a_named_first_chunk()
     chunks = list(bound([BOTH[:1]]).stream("q"))
     pieces = [c.tool_call_chunks[0] for c in chunks if c.tool_call_chunks]
     assert (pieces[0]["name"], pieces[0]["id"], pieces[0]["args"]) == ("lookup_weather", "call_0_0", "")
-    assert [p["args"] for p in pieces[1:]] == ['{"', "city", '":"', "杭州", '"}']
+    assert [p["args"] for p in pieces[1:]] == ['{"', "city", '":"', "Paris", '"}']
 
 
 def test_astream_matches_stream():
@@ -181,14 +181,14 @@ def test_split_text_loses_nothing(text):
 
 
 def test_arguments_json_is_compact_and_keeps_chinese():
-    assert arguments_json({"city": "杭州", "days": 2}) == '{"city":"杭州","days":2}'
-    assert "".join(split_arguments(arguments_json({"city": "杭州"}))) == '{"city":"杭州"}'
+    assert arguments_json({"city": "Paris", "days": 2}) == '{"city":"Paris","days":2}'
+    assert "".join(split_arguments(arguments_json({"city": "Paris"}))) == '{"city":"Paris"}'
 
 
 def test_tool_results_summary_reads_only_the_trailing_tool_messages():
     old = ToolMessage("old", tool_call_id="0")
     assert tool_results_summary([old, AIMessage("x"), ToolMessage("new", tool_call_id="1")]) == "new"
-    assert tool_results_summary([HumanMessage("q")]) == "（没有工具结果）"
+    assert tool_results_summary([HumanMessage("q")]) == "(no tool results)"
 
 
 # -- the real-model switch ----------------------------------------------------------------------

@@ -58,10 +58,10 @@ def test_helper_is_the_code_lesson_02_builds():
 
 def test_answers_every_call_in_order_with_its_id():
     messages = run(CustomAsyncToolNode(make_city_tools(delay=0.01)), tool_calls_message(
-        [("lookup_attraction", {"city": "北京"}), ("lookup_weather", {"city": "杭州"})]))
+        [("lookup_attraction", {"city": "London"}), ("lookup_weather", {"city": "Paris"})]))
     assert [(m.name, m.tool_call_id, m.content, m.status) for m in messages] == [
-        ("lookup_attraction", "call-0", "北京：故宫", "success"),
-        ("lookup_weather", "call-1", "杭州：晴，25 摄氏度", "success"),
+        ("lookup_attraction", "call-0", "London: the Tower of London", "success"),
+        ("lookup_weather", "call-1", "Paris: sunny, 25 °C", "success"),
     ]
 
 
@@ -83,9 +83,9 @@ def test_unknown_name_is_an_error_message_not_a_lookup():
 def test_a_failing_tool_answers_only_its_own_call():
     tools = [*make_city_tools(delay=0.01), make_failing_tool(delay=0.01)]
     messages = run(CustomAsyncToolNode(tools), tool_calls_message(
-        [("lookup_traffic", {"city": "杭州"}), ("lookup_weather", {"city": "杭州"})]))
+        [("lookup_traffic", {"city": "Paris"}), ("lookup_weather", {"city": "Paris"})]))
     assert [m.status for m in messages] == ["error", "success"]
-    assert messages[0].content == "Error: ConnectionError('traffic service unreachable for 杭州')"
+    assert messages[0].content == "Error: ConnectionError('traffic service unreachable for Paris')"
 
 
 def test_bad_arguments_become_an_error_message():
@@ -99,7 +99,7 @@ def test_timeout_cancels_the_slow_call_only():
     recorder = CallRecorder()
     slow = make_timed_tools(1, 2.0, recorder=recorder)
     fast = make_city_tools(delay=0.01)
-    message = tool_calls_message([("t00", {"x": 0}), ("lookup_weather", {"city": "杭州"})])
+    message = tool_calls_message([("t00", {"x": 0}), ("lookup_weather", {"city": "Paris"})])
     messages = run(CustomAsyncToolNode([*slow, *fast], timeout=0.1), message)
     assert [m.status for m in messages] == ["error", "success"]
     assert messages[0].content == "Error: 't00' took longer than 0.1 seconds."
@@ -115,7 +115,7 @@ def test_max_concurrency_caps_calls_in_flight():
 
 def test_the_node_is_reusable_across_event_loops():
     node = CustomAsyncToolNode(make_city_tools(delay=0.01), max_concurrency=1)
-    message = tool_calls_message([("lookup_weather", {"city": "杭州"})])
+    message = tool_calls_message([("lookup_weather", {"city": "Paris"})])
     assert run(node, message) == run(node, message)
 
 

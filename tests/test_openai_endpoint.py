@@ -19,10 +19,10 @@ from helpers.models import get_chat_model, tool_results_summary
 from helpers.openai_endpoint import ScriptedOpenAIEndpoint, message_to_wire, wire_to_messages
 from helpers.tools import make_city_tools
 
-BOTH = [{"name": "lookup_weather", "args": {"city": "杭州"}},
-        {"name": "lookup_attraction", "args": {"city": "杭州"}}]
+BOTH = [{"name": "lookup_weather", "args": {"city": "Paris"}},
+        {"name": "lookup_attraction", "args": {"city": "Paris"}}]
 SCRIPT = [BOTH, tool_results_summary]
-ANSWER = "杭州：晴，25 摄氏度；杭州：西湖"
+ANSWER = "Paris: sunny, 25 °C; Paris: the Louvre"
 
 
 @pytest.fixture
@@ -50,7 +50,7 @@ def assert_full_loop(messages, endpoint, tools):
 def test_sync_loop_through_the_real_client(endpoint):
     tools = make_city_tools(0.01, sync=True)
     graph = tool_loop(chat(endpoint).bind_tools(tools), tools)
-    out = graph.invoke({"messages": [("user", "杭州天气和景点？")]})
+    out = graph.invoke({"messages": [("user", "Weather and sights in Paris?")]})
     assert_full_loop(out["messages"], endpoint, tools)
     assert [e.request["stream"] for e in endpoint.exchanges] == [False, False]
 
@@ -58,7 +58,7 @@ def test_sync_loop_through_the_real_client(endpoint):
 def test_async_loop_through_the_real_client(endpoint):
     tools = make_city_tools(0.01)
     graph = tool_loop(chat(endpoint).bind_tools(tools), tools, is_async=True)
-    out = asyncio.run(graph.ainvoke({"messages": [("user", "杭州天气和景点？")]}))
+    out = asyncio.run(graph.ainvoke({"messages": [("user", "Weather and sights in Paris?")]}))
     assert_full_loop(out["messages"], endpoint, tools)
 
 
@@ -71,7 +71,9 @@ def test_streamed_loop_through_the_real_client(endpoint):
     first_id = llm_chunks[0].id
     calls = sum((m for m in llm_chunks[1:] if m.id == first_id), llm_chunks[0]).tool_calls
     assert [(c["name"], c["args"], c["id"]) for c in calls] == [
-        ("lookup_weather", {"city": "杭州"}, "call_0_0"), ("lookup_attraction", {"city": "杭州"}, "call_0_1")]
+        ("lookup_weather", {"city": "Paris"}, "call_0_0"),
+        ("lookup_attraction", {"city": "Paris"}, "call_0_1"),
+    ]
     text = "".join(m.content for m in llm_chunks if m.id != first_id)
     assert text == ANSWER
 
@@ -109,9 +111,9 @@ def test_the_response_carries_tool_calls_as_openai_sends_them(endpoint):
         "content": None,
         "tool_calls": [
             {"id": "call_0_0", "type": "function",
-             "function": {"name": "lookup_weather", "arguments": '{"city":"杭州"}'}},
+             "function": {"name": "lookup_weather", "arguments": '{"city":"Paris"}'}},
             {"id": "call_0_1", "type": "function",
-             "function": {"name": "lookup_attraction", "arguments": '{"city":"杭州"}'}},
+             "function": {"name": "lookup_attraction", "arguments": '{"city":"Paris"}'}},
         ],
     }
 
@@ -125,7 +127,7 @@ def test_a_stream_sends_tool_call_deltas_then_the_finish_reason(endpoint):
          "function": {"name": "lookup_weather", "arguments": ""}}]}
     arguments = "".join(d["tool_calls"][0]["function"]["arguments"]
                         for d in deltas if d.get("tool_calls") and d["tool_calls"][0]["index"] == 0)
-    assert arguments == '{"city":"杭州"}'
+    assert arguments == '{"city":"Paris"}'
     assert [c["choices"][0]["finish_reason"] for c in chunks][-1] == "tool_calls"
 
 

@@ -15,11 +15,11 @@ LESSON = "02_custom_async_tool_node"
 
 async def lookup_weather(city: str) -> str:
     """Look up the weather."""
-    return f"{city}：晴，25 摄氏度"
+    return f"{city}: sunny, 25 °C"
 
 
 WEATHER = StructuredTool.from_function(coroutine=lookup_weather)
-CALL = {"name": "lookup_weather", "args": {"city": "杭州"}, "id": "call-weather", "type": "tool_call"}
+CALL = {"name": "lookup_weather", "args": {"city": "Paris"}, "id": "call-weather", "type": "tool_call"}
 
 
 @pytest.mark.lesson(LESSON)
@@ -32,7 +32,7 @@ def test_a_tool_call_is_name_args_id_and_type():
 @pytest.mark.lesson(LESSON)
 def test_tool_message_without_tool_call_id_raises_key_error():
     with pytest.raises(KeyError, match="tool_call_id"):
-        ToolMessage(content="杭州：晴，25 摄氏度")
+        ToolMessage(content="Paris: sunny, 25 °C")
 
 
 @pytest.mark.lesson(LESSON)
@@ -42,14 +42,14 @@ def test_wire_format_links_the_answer_by_tool_call_id():
     assert assistant["tool_calls"][0]["id"] == "call-weather"
     assert assistant["tool_calls"][0]["function"] == {
         "name": "lookup_weather",
-        "arguments": '{"city": "杭州"}',
+        "arguments": '{"city": "Paris"}',
     }
     assert tool == {"role": "tool", "name": "lookup_weather", "tool_call_id": "call-weather", "content": "ok"}
 
 
 @pytest.mark.lesson(LESSON)
 def test_ainvoke_with_args_returns_the_raw_result():
-    assert asyncio.run(WEATHER.ainvoke({"city": "杭州"})) == "杭州：晴，25 摄氏度"
+    assert asyncio.run(WEATHER.ainvoke({"city": "Paris"})) == "Paris: sunny, 25 °C"
 
 
 @pytest.mark.lesson(LESSON)
@@ -65,8 +65,8 @@ def test_an_exception_inside_a_tool_propagates_unchanged():
         raise ConnectionError(f"traffic service unreachable for {city}")
 
     tool = StructuredTool.from_function(coroutine=lookup_traffic)
-    with pytest.raises(ConnectionError, match="traffic service unreachable for 杭州"):
-        asyncio.run(tool.ainvoke({"city": "杭州"}))
+    with pytest.raises(ConnectionError, match="traffic service unreachable for Paris"):
+        asyncio.run(tool.ainvoke({"city": "Paris"}))
 
 
 def _graph_with_async_callable_node():

@@ -65,12 +65,12 @@ def timed(n, kind, recorder):
 def test_in_a_graph_toolnode_answers_each_call_in_order():
     graph = graph_of(ToolNode(make_city_tools(delay=0.0)))
     message = tool_calls_message(
-        [("lookup_weather", {"city": "杭州"}), ("lookup_attraction", {"city": "杭州"})]
+        [("lookup_weather", {"city": "Paris"}), ("lookup_attraction", {"city": "Paris"})]
     )
     result = asyncio.run(graph.ainvoke({"messages": [message]}))
     assert [(m.name, m.tool_call_id, m.content) for m in result["messages"][1:]] == [
-        ("lookup_weather", "call-0", "杭州：晴，25 摄氏度"),
-        ("lookup_attraction", "call-1", "杭州：西湖"),
+        ("lookup_weather", "call-0", "Paris: sunny, 25 °C"),
+        ("lookup_attraction", "call-1", "Paris: the Louvre"),
     ]
 
 
@@ -212,7 +212,7 @@ def test_a_blocking_async_def_tool_serialises_ainvoke():
 def test_an_async_only_tool_fails_under_sync_invoke():
     node = ToolNode(make_city_tools(delay=0.0))
     with pytest.raises(NotImplementedError) as error:
-        node.invoke(ask("lookup_weather", {"city": "杭州"}), runtime=Runtime())
+        node.invoke(ask("lookup_weather", {"city": "Paris"}), runtime=Runtime())
     assert str(error.value) == "StructuredTool does not support sync invocation."
 
 
@@ -246,7 +246,7 @@ SETTINGS = {
 FAILURES = {
     "bad args": ("add", {"a": 1}),
     "ValueError": ("divide", {"a": 1, "b": 0}),
-    "ConnectionError": ("lookup_traffic", {"city": "杭州"}),
+    "ConnectionError": ("lookup_traffic", {"city": "Paris"}),
 }
 # setting -> what each failure gives: the error ToolMessage's text, or the exception type raised
 MATRIX = {
@@ -254,7 +254,7 @@ MATRIX = {
     "True": (
         f"Error: ToolInvocationError({ARG_ERROR!r})\n Please fix your mistakes.",
         "Error: ValueError('cannot divide 1 by zero')\n Please fix your mistakes.",
-        "Error: ConnectionError('traffic service unreachable for 杭州')\n Please fix your mistakes.",
+        "Error: ConnectionError('traffic service unreachable for Paris')\n Please fix your mistakes.",
     ),
     "False": (ToolInvocationError, ValueError, ConnectionError),
     "str": ("Tool failed.", "Tool failed.", "Tool failed."),
@@ -262,17 +262,17 @@ MATRIX = {
     "callable(ConnectionError)": (
         ToolInvocationError,
         ValueError,
-        "network problem: traffic service unreachable for 杭州",
+        "network problem: traffic service unreachable for Paris",
     ),
     "ConnectionError": (
         ToolInvocationError,
         ValueError,
-        "Error: ConnectionError('traffic service unreachable for 杭州')\n Please fix your mistakes.",
+        "Error: ConnectionError('traffic service unreachable for Paris')\n Please fix your mistakes.",
     ),
     "tuple": (
         ToolInvocationError,
         "Error: ValueError('cannot divide 1 by zero')\n Please fix your mistakes.",
-        "Error: ConnectionError('traffic service unreachable for 杭州')\n Please fix your mistakes.",
+        "Error: ConnectionError('traffic service unreachable for Paris')\n Please fix your mistakes.",
     ),
 }
 
@@ -333,7 +333,7 @@ def _failing_batch(sync, recorder):
         *make_city_tools(delay=0.2, recorder=recorder, sync=sync),
         make_failing_tool(delay=0.0, recorder=recorder, sync=sync),
     ]
-    return ToolNode(batch), [tool_calls_message([(t.name, {"city": "杭州"}) for t in batch])]
+    return ToolNode(batch), [tool_calls_message([(t.name, {"city": "Paris"}) for t in batch])]
 
 
 @pytest.mark.lesson(LESSON)

@@ -20,10 +20,10 @@ from helpers.tools import make_city_tools, make_failing_tool
 
 lesson = pytest.mark.lesson("04_tools_condition_loop")
 
-ASKS = AIMessage("", tool_calls=[{"name": "lookup_weather", "args": {"city": "杭州"}, "id": "c1"}])
-BOTH = [{"name": "lookup_weather", "args": {"city": "杭州"}},
-        {"name": "lookup_attraction", "args": {"city": "杭州"}}]
-QUESTION = {"messages": [HumanMessage("杭州今天天气怎么样？有什么景点？")]}
+ASKS = AIMessage("", tool_calls=[{"name": "lookup_weather", "args": {"city": "Paris"}, "id": "c1"}])
+BOTH = [{"name": "lookup_weather", "args": {"city": "Paris"}},
+        {"name": "lookup_attraction", "args": {"city": "Paris"}}]
+QUESTION = {"messages": [HumanMessage("What's the weather in Paris today, and what should I see there?")]}
 
 
 def build_loop(llm, tools, *, node_name="tools", path_map=None, **tool_node_options):
@@ -85,7 +85,7 @@ def test_a_path_map_lets_the_tool_node_have_another_name():
     tools = make_city_tools(0)
     model = ScriptedChatModel(script=[BOTH, tool_results_summary]).bind_tools(tools)
     graph = build_loop(model, tools, node_name="action", path_map={"tools": "action", END: END})
-    assert run(graph.ainvoke(QUESTION))["messages"][-1].content == "杭州：晴，25 摄氏度；杭州：西湖"
+    assert run(graph.ainvoke(QUESTION))["messages"][-1].content == "Paris: sunny, 25 °C; Paris: the Louvre"
 
 
 # -- the loop -----------------------------------------------------------------------------------
@@ -135,7 +135,7 @@ def test_messages_stream_streams_the_model_even_when_the_node_calls_ainvoke():
     merged = first_turn[0]
     for chunk in first_turn[1:]:
         merged = merged + chunk
-    assert [c["args"] for c in merged.tool_calls] == [{"city": "杭州"}, {"city": "杭州"}]
+    assert [c["args"] for c in merged.tool_calls] == [{"city": "Paris"}, {"city": "Paris"}]
 
 
 # -- recursion_limit ----------------------------------------------------------------------------
@@ -156,7 +156,7 @@ def test_langchain_cores_recursion_limit_default_is_still_25():
 @lesson
 def test_a_model_that_never_stops_hits_graph_recursion_error_after_limit_supersteps():
     tools = make_city_tools(0)
-    again = [{"name": "lookup_weather", "args": {"city": "杭州"}}]
+    again = [{"name": "lookup_weather", "args": {"city": "Paris"}}]
     graph = build_loop(ScriptedChatModel(script=[again] * 100).bind_tools(tools), tools)
     hops: list[str] = []
 
@@ -176,7 +176,7 @@ def test_an_unknown_tool_name_is_an_error_message_not_an_exception_even_with_err
     tools = make_city_tools(0)
     old = tools[0].model_copy(update={"name": "get_weather"})
     model = ScriptedChatModel(
-        script=[[{"name": "get_weather", "args": {"city": "杭州"}}], tool_results_summary]
+        script=[[{"name": "get_weather", "args": {"city": "Paris"}}], tool_results_summary]
     ).bind_tools([old])
     messages = run(build_loop(model, tools, handle_tool_errors=False).ainvoke(QUESTION))["messages"]
     reply = messages[2]
@@ -188,23 +188,25 @@ def test_an_unknown_tool_name_is_an_error_message_not_an_exception_even_with_err
 @lesson
 def test_by_default_a_tool_exception_crashes_the_loop():
     traffic, tools = make_failing_tool(0), make_city_tools(0)
-    calls = [{"name": "lookup_traffic", "args": {"city": "杭州"}}, BOTH[0]]
+    calls = [{"name": "lookup_traffic", "args": {"city": "Paris"}}, BOTH[0]]
     model = ScriptedChatModel(script=[calls, tool_results_summary]).bind_tools([traffic, *tools])
-    with pytest.raises(ConnectionError, match="^traffic service unreachable for 杭州"):
+    with pytest.raises(ConnectionError, match="^traffic service unreachable for Paris"):
         run(build_loop(model, [traffic, *tools]).ainvoke(QUESTION))
 
 
 @lesson
 def test_handle_tool_errors_true_keeps_the_loop_and_the_siblings_result():
     traffic, tools = make_failing_tool(0), make_city_tools(0)
-    calls = [{"name": "lookup_traffic", "args": {"city": "杭州"}}, BOTH[0]]
+    calls = [{"name": "lookup_traffic", "args": {"city": "Paris"}}, BOTH[0]]
     model = ScriptedChatModel(script=[calls, tool_results_summary]).bind_tools([traffic, *tools])
     graph = build_loop(model, [traffic, *tools], handle_tool_errors=True)
     messages = run(graph.ainvoke(QUESTION))["messages"]
     failed, kept = messages[2:4]
     assert (failed.status, failed.content) == (
-        "error", "Error: ConnectionError('traffic service unreachable for 杭州')\n Please fix your mistakes.")
-    assert (kept.status, kept.content) == ("success", "杭州：晴，25 摄氏度")
+        "error",
+        "Error: ConnectionError('traffic service unreachable for Paris')\n Please fix your mistakes.",
+    )
+    assert (kept.status, kept.content) == ("success", "Paris: sunny, 25 °C")
 
 
 # -- ChatOpenAI on the wire ---------------------------------------------------------------------
@@ -239,7 +241,7 @@ def test_chatopenai_parses_json_string_arguments_into_args(endpoint):
     reply = chat(endpoint).bind_tools(make_city_tools(0)).invoke("q")
     wire = endpoint.exchanges[0].response["choices"][0]["message"]["tool_calls"][0]
     assert isinstance(wire["function"]["arguments"], str)
-    assert reply.tool_calls[0]["args"] == {"city": "杭州"}
+    assert reply.tool_calls[0]["args"] == {"city": "Paris"}
 
 
 @lesson

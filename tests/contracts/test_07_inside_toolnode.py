@@ -92,7 +92,7 @@ def test_sync_path_creates_and_shuts_down_a_new_thread_pool_per_invoke():
 def test_sync_pool_is_sized_by_max_concurrency():
     recorder = CallRecorder()
     node = ToolNode(make_city_tools(delay=DELAY, recorder=recorder, sync=True)[:1])
-    batch = [ai(*(call("lookup_weather", f"c{i}", city="杭州") for i in range(4)))]
+    batch = [ai(*(call("lookup_weather", f"c{i}", city="Paris") for i in range(4)))]
     node.invoke(batch, config={"max_concurrency": 2}, runtime=Runtime())
     assert recorder.max_in_flight() == 2
 
@@ -101,7 +101,7 @@ def test_sync_pool_is_sized_by_max_concurrency():
 def test_async_path_gathers_every_call_ignoring_max_concurrency():
     recorder = CallRecorder()
     node = ToolNode(make_city_tools(delay=DELAY, recorder=recorder)[:1])
-    batch = [ai(*(call("lookup_weather", f"c{i}", city="杭州") for i in range(4)))]
+    batch = [ai(*(call("lookup_weather", f"c{i}", city="Paris") for i in range(4)))]
     asyncio.run(node.ainvoke(batch, config={"max_concurrency": 1}, runtime=Runtime()))
     assert recorder.max_in_flight() == 4
 
@@ -247,7 +247,7 @@ def test_toolruntime_lists_its_fields():
 def test_toolruntime_carries_context_store_writer_state_and_its_own_call_id():
     store = InMemoryStore()
     graph = one_node_graph(ToolNode([remember]), context_schema=UserContext, store=store)
-    batch = {"messages": [ai(call("remember", "r1", fact="tea"), call("remember", "r2", fact="杭州"))]}
+    batch = {"messages": [ai(call("remember", "r1", fact="tea"), call("remember", "r2", fact="Paris"))]}
     custom, updates = [], []
     for mode, chunk in graph.stream(batch, context=UserContext("ann"), stream_mode=["custom", "updates"]):
         (custom if mode == "custom" else updates).append(chunk)
@@ -432,7 +432,7 @@ def approval_graph(checkpointer):
     delete_file, deleted = make_delete_file()
     tools = [make_city_tools(delay=0.01, recorder=recorder, sync=True)[0], delete_file]
     graph = one_node_graph(ToolNode(tools, wrap_tool_call=approval), checkpointer=checkpointer)
-    batch = {"messages": [ai(call("lookup_weather", "1", city="杭州"), call("delete_file", "2", path="/x"))]}
+    batch = {"messages": [ai(call("lookup_weather", "1", city="Paris"), call("delete_file", "2", path="/x"))]}
     return graph, batch, recorder, deleted
 
 
@@ -526,7 +526,7 @@ def test_only_an_async_wrapper_is_silently_skipped_by_sync_invoke():
 @lesson
 def test_only_a_sync_wrapper_serialises_sync_tools_under_ainvoke():
     tools = make_city_tools(delay=DELAY, sync=True)
-    batch = [ai(*(call(t.name, f"{t.name}-{i}", city="杭州") for t in tools for i in range(2)))]
+    batch = [ai(*(call(t.name, f"{t.name}-{i}", city="Paris") for t in tools for i in range(2)))]
     wrapped_node = ToolNode(tools, wrap_tool_call=lambda request, execute: execute(request))
     with Stopwatch() as plain:
         asyncio.run(ToolNode(tools).ainvoke(batch, runtime=Runtime()))
@@ -541,7 +541,7 @@ def test_only_a_sync_wrapper_runs_sync_tools_on_the_event_loop_thread():
     recorder = CallRecorder()
     tools = make_city_tools(delay=0.01, recorder=recorder, sync=True)
     node = ToolNode(tools, wrap_tool_call=lambda request, execute: execute(request))
-    batch = [ai(*(call(t.name, t.name, city="杭州") for t in tools))]
+    batch = [ai(*(call(t.name, t.name, city="Paris") for t in tools))]
 
     async def run():
         await node.ainvoke(batch, runtime=Runtime())
@@ -555,7 +555,7 @@ def test_only_a_sync_wrapper_runs_sync_tools_on_the_event_loop_thread():
 def test_only_a_sync_wrapper_breaks_async_tools_under_ainvoke():
     node = ToolNode(make_city_tools(delay=0.01)[:1], wrap_tool_call=lambda r, execute: execute(r))
     with pytest.raises(NotImplementedError, match="StructuredTool does not support sync invocation."):
-        asyncio.run(node.ainvoke([ai(call("lookup_weather", "1", city="杭州"))], runtime=Runtime()))
+        asyncio.run(node.ainvoke([ai(call("lookup_weather", "1", city="Paris"))], runtime=Runtime()))
 
 
 @lesson

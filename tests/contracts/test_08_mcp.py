@@ -35,12 +35,12 @@ from helpers.tools import make_city_tools
 lesson = pytest.mark.lesson("08_mcp_tools")
 
 LC_ID = re.compile(r"lc_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-FOUR = [("lookup_weather", "杭州"), ("lookup_attraction", "杭州"),
-        ("lookup_weather", "北京"), ("lookup_attraction", "北京")]
-SCRIPT = [[{"name": "lookup_weather", "args": {"city": "杭州"}},
-           {"name": "lookup_attraction", "args": {"city": "杭州"}}],
+FOUR = [("lookup_weather", "Paris"), ("lookup_attraction", "Paris"),
+        ("lookup_weather", "London"), ("lookup_attraction", "London")]
+SCRIPT = [[{"name": "lookup_weather", "args": {"city": "Paris"}},
+           {"name": "lookup_attraction", "args": {"city": "Paris"}}],
           tool_results_summary]
-QUESTION = {"messages": [HumanMessage("杭州今天天气怎么样？有什么景点？")]}
+QUESTION = {"messages": [HumanMessage("What's the weather in Paris today, and what should I see there?")]}
 
 
 def calls(*specs: tuple[str, dict]) -> dict:
@@ -50,7 +50,7 @@ def calls(*specs: tuple[str, dict]) -> dict:
     ])]}
 
 
-TRAFFIC = calls(("lookup_traffic", {"city": "杭州"}))
+TRAFFIC = calls(("lookup_traffic", {"city": "Paris"}))
 NO_CITY = calls(("lookup_weather", {}))
 
 
@@ -97,7 +97,7 @@ def observed() -> dict:
             seen["four"] = await ToolNode(tools).ainvoke(calls(*[(n, {"city": c}) for n, c in FOUR]),
                                                          runtime=runtime)
             seen["four_seconds"] = time.perf_counter() - start
-            seen["again"] = await ToolNode(tools).ainvoke(calls(("lookup_weather", {"city": "杭州"})),
+            seen["again"] = await ToolNode(tools).ainvoke(calls(("lookup_weather", {"city": "Paris"})),
                                                           runtime=runtime)
             seen["sync"] = await asyncio.to_thread(
                 outcome_sync, ToolNode(tools).invoke, TRAFFIC, runtime=runtime)
@@ -122,7 +122,7 @@ def test_fastmcp_derives_tool_names_descriptions_and_schemas_from_the_functions(
     listed = asyncio.run(mcp_server.build_server().list_tools())
     assert [t.name for t in listed] == ["lookup_weather", "lookup_attraction", "lookup_traffic", "server_pid"]
     weather = listed[0]
-    assert weather.description == "Look up today's weather for a Chinese city, e.g. 杭州."
+    assert weather.description == "Look up today's weather for a city, e.g. Paris."
     assert weather.inputSchema["properties"] == {"city": {"title": "City", "type": "string"}}
     assert weather.inputSchema["required"] == ["city"]
 
@@ -166,7 +166,7 @@ def test_the_adapter_opens_stdio_sessions_without_an_errlog():
 @lesson
 def test_toolnode_runs_an_mcp_tool_and_the_server_is_gone_afterwards(observed):
     assert observed["running_inside"] is True
-    assert observed["four"]["messages"][0].text == "杭州：晴，25 摄氏度"
+    assert observed["four"]["messages"][0].text == "Paris: sunny, 25 °C"
     assert observed["running_after"] is False
 
 
@@ -202,7 +202,7 @@ def test_the_model_sees_an_mcp_tool_exactly_like_the_local_tool(observed):
 @lesson
 def test_toolnode_ainvoke_runs_mcp_calls_concurrently_over_one_session(observed):
     assert [m.text for m in observed["four"]["messages"]] == [
-        "杭州：晴，25 摄氏度", "杭州：西湖", "北京：多云，18 摄氏度", "北京：故宫"]
+        "Paris: sunny, 25 °C", "Paris: the Louvre", "London: cloudy, 18 °C", "London: the Tower of London"]
     assert observed["four_seconds"] < 0.75 * len(FOUR) * mcp_server.DELAY
 
 
@@ -220,20 +220,20 @@ def test_mcp_content_is_a_list_of_text_blocks_with_random_lc_ids(observed):
 @lesson
 def test_fastmcp_structured_output_arrives_as_the_artifact(observed):
     first = observed["four"]["messages"][0]
-    assert first.artifact == {"structured_content": {"result": "杭州：晴，25 摄氏度"}}
+    assert first.artifact == {"structured_content": {"result": "Paris: sunny, 25 °C"}}
 
 
 @lesson
 def test_openai_format_of_an_mcp_tool_message_is_plain_text(observed):
     converted = convert_to_openai_messages(observed["four"]["messages"][0])
     assert converted == {"role": "tool", "name": "lookup_weather", "tool_call_id": "call_0",
-                         "content": "杭州：晴，25 摄氏度"}
+                         "content": "Paris: sunny, 25 °C"}
 
 
 # -- the loop -----------------------------------------------------------------------------------
 @lesson
 def test_the_seed_graph_with_mcp_tools_answers_under_ainvoke(observed):
-    assert observed["loop"]["messages"][-1].content == "杭州：晴，25 摄氏度；杭州：西湖"
+    assert observed["loop"]["messages"][-1].content == "Paris: sunny, 25 °C; Paris: the Louvre"
 
 
 @lesson
@@ -248,7 +248,7 @@ def test_the_seed_graph_with_mcp_tools_fails_under_invoke(observed):
 def test_a_server_side_exception_arrives_as_an_error_message_made_by_the_adapter(observed):
     (message,) = observed["traffic"]["messages"]  # ToolNode(handle_tool_errors=False)
     assert message.status == "error"
-    assert message.text == "Error executing tool lookup_traffic: traffic service unreachable for 杭州"
+    assert message.text == "Error executing tool lookup_traffic: traffic service unreachable for Paris"
 
 
 @lesson
@@ -265,7 +265,7 @@ def test_adapter_errors_off_and_the_default_toolnode_policy_raise(observed):
     error = observed["raising_default"]
     assert isinstance(error, ToolException)
     assert type(error).__name__ == "_MCPToolExecutionError"
-    assert str(error) == "Error executing tool lookup_traffic: traffic service unreachable for 杭州"
+    assert str(error) == "Error executing tool lookup_traffic: traffic service unreachable for Paris"
 
 
 @lesson
@@ -274,7 +274,7 @@ def test_adapter_errors_off_and_toolnode_true_wraps_the_exception(observed):
     assert message.status == "error"
     assert message.content == (
         "Error: _MCPToolExecutionError('Error executing tool lookup_traffic: traffic service "
-        "unreachable for 杭州')\n Please fix your mistakes.")
+        "unreachable for Paris')\n Please fix your mistakes.")
 
 
 # -- session cost -------------------------------------------------------------------------------
