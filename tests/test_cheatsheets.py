@@ -108,13 +108,15 @@ def test_the_chinese_sheet_declares_a_cjk_font_for_printing():
     text = SHEETS[1].read_text(encoding="utf-8")
     front_matter = text.split("---", 2)[1] if text.startswith("---") else ""
     assert re.search(r"^CJKmainfont: .+", front_matter, re.M), (
-        "docs/cheatsheet.zh.md needs a `CJKmainfont:` line in its front matter, or its Chinese prints as boxes"
+        "docs/cheatsheet.zh.md needs a `CJKmainfont:` line in its front matter, "
+        "or its Chinese prints as boxes"
     )
 
 
-@pytest.mark.parametrize(
-    "where, kind, target, detail", CITATIONS, ids=[f"{c[0]}-{c[2].rsplit('/', 1)[-1]}-{c[3]}" for c in CITATIONS]
-)
+CITATION_IDS = [f"{c[0]}-{c[2].rsplit('/', 1)[-1]}-{c[3]}" for c in CITATIONS]
+
+
+@pytest.mark.parametrize("where, kind, target, detail", CITATIONS, ids=CITATION_IDS)
 def test_citation_exists(where, kind, target, detail):
     if kind == "lesson":
         notebook = (DOCS / target).resolve()
