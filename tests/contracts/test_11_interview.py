@@ -215,3 +215,33 @@ def test_get_tools_documents_a_new_session_per_tool_call():
     assert "A new session will be created for each tool call" in " ".join(
         MultiServerMCPClient.get_tools.__doc__.split()
     )
+
+
+@lesson
+def test_create_agent_resumes_only_the_interrupted_call():
+    agents = pytest.importorskip("langchain.agents", reason="langchain (create_agent) is not installed")
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import interrupt
+
+    recorder, deleted = CallRecorder(), []
+
+    @tool
+    def delete_after_approval(path: str) -> str:
+        """Delete a file once a human approves."""
+        if interrupt({"approve?": path}) != "yes":
+            return "denied"
+        deleted.append(path)
+        return f"deleted {path}"
+
+    calls = [{"name": "lookup_weather", "args": {"city": "Paris"}},
+             {"name": "delete_after_approval", "args": {"path": "/tmp/report"}}]
+    agent = agents.create_agent(
+        ScriptedChatModel(script=[calls, tool_results_summary]),
+        [make_city_tools(delay=0, recorder=recorder, sync=True)[0], delete_after_approval],
+        checkpointer=InMemorySaver(),
+    )
+    thread = {"configurable": {"thread_id": "t"}}
+    paused = agent.invoke({"messages": [HumanMessage("Weather, then clean up.")]}, thread)
+    assert [i.value for i in paused["__interrupt__"]] == [{"approve?": "/tmp/report"}]
+    agent.invoke(Command(resume="yes"), thread)
+    assert len(recorder.calls) == 1 and deleted == ["/tmp/report"]
