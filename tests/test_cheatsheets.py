@@ -1,0 +1,138 @@
+"""The cheat sheets (`docs/cheatsheet.en.md`, `docs/cheatsheet.zh.md`) cite real lessons and real tests.
+
+Every rule line links the lesson section that shows it (`../notebooks/NN_x.ipynb#Heading-text`, the
+anchor JupyterLab gives a heading: its text with spaces as `-`, backticks dropped) and names the
+contract test that proves it (`tests/contracts/test_NN_x.py::test_name`). Each citation is its own
+test case, so a renamed heading, a moved notebook or a deleted test fails with the exact citation
+that broke and what to do about it.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from pathlib import Path
+from urllib.parse import unquote
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+SHEETS = [DOCS / "cheatsheet.en.md", DOCS / "cheatsheet.zh.md"]
+MAX_LINES = 75  # one printed page at the handout's size
+LESSON_LINK = re.compile(r"\]\((\.\./notebooks/[^)#\s]+\.ipynb)(?:#([^)\s]+))?\)")
+TEST_ID = re.compile(r"`(tests/contracts/test_\w+\.py)::(test_\w+)(?:\[[^\]`]*\])?`")
+
+
+def rule_lines(sheet: Path) -> list[tuple[int, str]]:
+    """The numbered rules: lines that start with `1.`, `2.`, ... (the sheet's only ordered list)."""
+    lines = sheet.read_text(encoding="utf-8").splitlines()
+    return [(number, line) for number, line in enumerate(lines, 1) if re.match(r"\d+\. ", line)]
+
+
+def heading_anchors(notebook: Path) -> dict[str, str]:
+    """Every markdown heading of a notebook, as JupyterLab anchors it → the heading's text."""
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    anchors = {}
+    for cell in cells:
+        if cell["cell_type"] != "markdown":
+            continue
+        for line in "".join(cell["source"]).splitlines():
+            match = re.match(r"#{1,6} (.+)", line)
+            if match:
+                text = match.group(1).strip().replace("`", "")
+                anchors[text.replace(" ", "-")] = text
+    return anchors
+
+
+def defined_tests(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {
+        node.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test_")
+    }
+
+
+def citations() -> list[tuple[str, str, str, str]]:
+    """(sheet:line, kind, target, anchor-or-test) for every citation in both sheets."""
+    found = []
+    for sheet in SHEETS:
+        if not sheet.exists():
+            continue
+        for number, line in rule_lines(sheet):
+            where = f"{sheet.relative_to(ROOT)}:{number}"
+            for path, anchor in LESSON_LINK.findall(line):
+                found.append((where, "lesson", path, unquote(anchor)))
+            for path, name in TEST_ID.findall(line):
+                found.append((where, "test", path, name))
+    return found
+
+
+CITATIONS = citations()
+
+
+@pytest.mark.parametrize("sheet", SHEETS, ids=[s.name for s in SHEETS])
+def test_the_sheet_exists_and_fits_one_page(sheet):
+    assert sheet.exists(), f"{sheet.relative_to(ROOT)} is missing: the interview track links it."
+    lines = sheet.read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= MAX_LINES, (
+        f"{sheet.relative_to(ROOT)} has {len(lines)} lines; one printed page holds {MAX_LINES}. Cut a rule."
+    )
+
+
+@pytest.mark.parametrize("sheet", SHEETS, ids=[s.name for s in SHEETS])
+def test_every_rule_cites_a_lesson_section_and_a_contract_test(sheet):
+    problems = []
+    for number, line in rule_lines(sheet):
+        if not LESSON_LINK.search(line):
+            problems.append(f"line {number}: no link to a lesson section (../notebooks/NN_x.ipynb#Heading)")
+        if not TEST_ID.search(line):
+            problems.append(f"line {number}: names no contract test (`tests/contracts/test_x.py::test_y`)")
+    assert rule_lines(sheet), f"{sheet.name} has no numbered rules"
+    assert not problems, f"{sheet.relative_to(ROOT)}:\n  " + "\n  ".join(problems)
+
+
+def test_both_languages_state_the_same_rules_with_the_same_citations():
+    english, chinese = ([LESSON_LINK.findall(line) + TEST_ID.findall(line) for _, line in rule_lines(s)]
+                        for s in SHEETS)
+    assert len(english) == len(chinese), (
+        f"cheatsheet.en.md has {len(english)} rules, cheatsheet.zh.md {len(chinese)}: keep them in step"
+    )
+    for index, (en, zh) in enumerate(zip(english, chinese, strict=True), 1):
+        assert en == zh, f"rule {index} cites {en} in English but {zh} in Chinese"
+
+
+def test_the_chinese_sheet_declares_a_cjk_font_for_printing():
+    text = SHEETS[1].read_text(encoding="utf-8")
+    front_matter = text.split("---", 2)[1] if text.startswith("---") else ""
+    assert re.search(r"^CJKmainfont: .+", front_matter, re.M), (
+        "docs/cheatsheet.zh.md needs a `CJKmainfont:` line in its front matter, "
+        "or its Chinese prints as boxes"
+    )
+
+
+CITATION_IDS = [f"{c[0]}-{c[2].rsplit('/', 1)[-1]}-{c[3]}" for c in CITATIONS]
+
+
+@pytest.mark.parametrize("where, kind, target, detail", CITATIONS, ids=CITATION_IDS)
+def test_citation_exists(where, kind, target, detail):
+    if kind == "lesson":
+        notebook = (DOCS / target).resolve()
+        shown = notebook.relative_to(ROOT) if notebook.is_relative_to(ROOT) else target
+        assert notebook.exists(), (
+            f"{where} links {shown}, which does not exist: fix the file name in the link "
+            f"(the course map in README.md has the names)."
+        )
+        anchors = heading_anchors(notebook)
+        assert detail in anchors, (
+            f"{where} links {shown}#{detail}, but {shown} has no heading "
+            f"'{detail.replace('-', ' ')}'. Its headings are:\n  " + "\n  ".join(anchors.values())
+        )
+    else:
+        path = ROOT / target
+        assert path.exists(), f"{where} names {target}::{detail}, but {target} does not exist."
+        assert detail in defined_tests(path), (
+            f"{where} names {target}::{detail}, but {target} defines no test '{detail}'."
+        )
