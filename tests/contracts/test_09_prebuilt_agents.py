@@ -19,10 +19,10 @@ from typing import Annotated, TypedDict
 import pytest
 from langchain.agents import create_agent
 from langchain.agents.middleware import ToolErrorMiddleware, wrap_tool_call
-from langchain_core.messages import AnyMessage
-from langchain_core.tools import StructuredTool, tool
+from langchain_core.messages import AnyMessage, ToolMessage
+from langchain_core.tools import InjectedToolCallId, StructuredTool, tool
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.graph import START, MessagesState, StateGraph, add_messages
+from langgraph.graph import END, START, MessagesState, StateGraph, add_messages
 from langgraph.prebuilt import ToolNode, ToolRuntime, create_react_agent, tools_condition
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Send, interrupt
@@ -434,6 +434,37 @@ def test_single_batch_merges_parent_hand_offs():
 @lesson
 def test_agent_delivers_only_one_of_several_parent_hand_offs():
     assert parent_visits("agent") in (["A"], ["B"])
+
+
+@tool
+def finish(reason: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> Command:
+    """Stop the loop."""
+    return Command(update={"messages": [ToolMessage(f"finished: {reason}", tool_call_id=tool_call_id)]},
+                   goto=END)
+
+
+FINISH = [{"name": "lookup_weather", "args": {"city": "Paris"}},
+          {"name": "finish", "args": {"reason": "enough"}}]
+
+
+@lesson
+@pytest.mark.parametrize("which", ["batch", "agent"])
+def test_a_goto_from_one_call_adds_a_destination_without_cancelling_the_edge_to_the_model(which):
+    calls = FINISH
+    graph = both([calls, tool_results_summary], [lookup_weather, finish])[which]
+    messages = graph.invoke(QUESTION)["messages"]
+    assert types(messages) == ["human", "ai", "tool", "tool", "ai"]
+    assert messages[-1].content == "Paris: sunny, 25 °C; finished: enough"
+
+
+@lesson
+def test_each_agent_task_returns_its_own_update_while_the_batch_returns_one_list():
+    calls = FINISH
+    shapes = {}
+    for which, graph in both([calls, tool_results_summary], [lookup_weather, finish]).items():
+        shapes[which] = [type(update["tools"]).__name__
+                         for update in graph.stream(QUESTION, stream_mode="updates") if "tools" in update]
+    assert shapes == {"batch": ["list"], "agent": ["dict", "dict"]}
 
 
 @lesson
