@@ -244,6 +244,25 @@ def test_single_batch_honours_max_concurrency_only_under_invoke(kind, call, most
     assert timed_run("loop", kind, 6, call=call, max_concurrency=2).max_in_flight() == most
 
 
+@lesson
+@pytest.mark.timing
+def test_one_task_per_call_costs_more_than_one_batch_but_little():
+    def best_of_three(which):
+        tools = make_timed_tools(64, 0.0, kind="async")
+        script = [tool_calls_message(tools), "done"]
+        graph = agent_for(script, tools) if which == "agent" else hand_wired(script, tools)
+        walls = []
+        for _ in range(3):
+            start = time.perf_counter()
+            asyncio.run(graph.ainvoke(QUESTION))
+            walls.append(time.perf_counter() - start)
+        return min(walls)
+
+    batch, agent = best_of_three("loop"), best_of_three("agent")
+    assert agent > batch, "timing: best of three, 64 no-op calls"
+    assert (agent - batch) / 64 < 0.005, "timing: about a millisecond extra per call"
+
+
 # -- section 4: interrupt, failure, Command.PARENT, error defaults ---------------------------------
 RUNS: Counter = Counter()
 SERVICE = {"up": False}
