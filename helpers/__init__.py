@@ -11,6 +11,7 @@ Modules, by concept (each public helper's docstring names the notebook that teac
 - `helpers.openai_endpoint` — `ScriptedOpenAIEndpoint`: an OpenAI-compatible server on 127.0.0.1
 - `helpers.display` — `show_graph`: graphs as mermaid, rendered offline
 - `helpers.returns` — the input kinds and return variants of lesson 05's table, `output_shape`
+- `helpers.agents`  — `conversation`, `tool_task_inputs`: compare prebuilt agents with the hand-wired loop
 - `helpers.history` — `unanswered_tool_calls`: tool calls no ToolMessage answers
 - `helpers.seeds`   — what the source posts print, quoted exactly, to compare with live runs
 - `helpers.source`  — `excerpt`: live, numbered excerpts of installed library source

@@ -1,0 +1,568 @@
+"""Library behaviour taught in notebooks/09_prebuilt_agents.ipynb.
+
+`create_agent` (langchain 1.5) and `create_react_agent` (langgraph) run LangGraph's own ToolNode but
+give it one tool call per graph task. Each test pins one consequence the lesson teaches, next to
+lesson 04's hand-wired `tools_condition` loop (one ToolNode batch) running the same script.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import operator
+import os
+import time
+import warnings
+from collections import Counter
+from typing import Annotated, TypedDict
+
+import pytest
+from langchain.agents import create_agent
+from langchain.agents.middleware import ToolErrorMiddleware, wrap_tool_call
+from langchain_core.messages import AnyMessage, ToolMessage
+from langchain_core.tools import InjectedToolCallId, StructuredTool, tool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, MessagesState, StateGraph, add_messages
+from langgraph.prebuilt import ToolNode, ToolRuntime, create_react_agent, tools_condition
+from langgraph.runtime import Runtime
+from langgraph.types import Command, Send, interrupt
+
+from helpers.agents import conversation, tool_task_inputs
+from helpers.batch import make_timed_tools, tool_calls_message
+from helpers.cities import weather_report
+from helpers.models import ScriptedChatModel, tool_results_summary
+from helpers.timing import CallRecorder
+from helpers.tools import make_city_tools
+
+lesson = pytest.mark.lesson("09_prebuilt_agents")
+
+QUESTION = {"messages": [("user", "What's the weather in Paris today, and what should I see there?")]}
+BOTH = [{"name": "lookup_weather", "args": {"city": "Paris"}},
+        {"name": "lookup_attraction", "args": {"city": "Paris"}}]
+SCRIPT = [BOTH, tool_results_summary]
+THREAD = {"configurable": {"thread_id": "t"}}
+L = 0.1
+POOL = min(32, (os.cpu_count() or 1) + 4)
+
+
+def hand_wired(script, tools, *, checkpointer=None, **tool_node_options):
+    """Lesson 04's loop around one ToolNode (the notebook's `hand_wired`)."""
+    model = ScriptedChatModel(script=script).bind_tools(tools)
+
+    def llm(state: MessagesState):
+        return {"messages": [model.invoke(state["messages"])]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("llm", llm)
+    builder.add_node("tools", ToolNode(tools, **tool_node_options))
+    builder.add_edge(START, "llm")
+    builder.add_conditional_edges("llm", tools_condition)
+    builder.add_edge("tools", "llm")
+    return builder.compile(checkpointer=checkpointer)
+
+
+def agent_for(script, tools, **options):
+    return create_agent(ScriptedChatModel(script=script), tools, **options)
+
+
+def both(script, tools, *, checkpointed=False):
+    saver = InMemorySaver if checkpointed else (lambda: None)
+    return {"batch": hand_wired(script, tools, checkpointer=saver()),
+            "agent": agent_for(script, tools, checkpointer=saver())}
+
+
+def city_tools():
+    return make_city_tools(0.0, sync=True)
+
+
+def types(messages):
+    return [m.type for m in messages]
+
+
+def timed_run(which, kind, n, *, call="ainvoke", max_concurrency=None):
+    recorder = CallRecorder()
+    tools = make_timed_tools(n, L, kind=kind, recorder=recorder)
+    script = [tool_calls_message(tools), "done"]
+    graph = agent_for(script, tools) if which == "agent" else hand_wired(script, tools)
+    config = {"max_concurrency": max_concurrency} if max_concurrency else {}
+    if call == "invoke":
+        graph.invoke(QUESTION, config)
+    else:
+        asyncio.run(graph.ainvoke(QUESTION, config))
+    return recorder
+
+
+# -- section 1: the agent is the loop ------------------------------------------------------------
+@lesson
+def test_create_agent_runs_langgraphs_own_toolnode():
+    node = agent_for(SCRIPT, city_tools()).get_graph().nodes["tools"].data
+    assert type(node) is ToolNode
+    assert list(node.tools_by_name) == ["lookup_weather", "lookup_attraction"]
+
+
+@lesson
+def test_create_agent_graph_has_model_and_tools_nodes():
+    nodes = set(agent_for(SCRIPT, city_tools()).get_graph().nodes)
+    assert nodes == {"__start__", "model", "tools", "__end__"}
+
+
+@lesson
+def test_create_agent_says_exactly_what_the_hand_wired_loop_says():
+    tools = city_tools()
+    from_agent = agent_for(SCRIPT, tools).invoke(QUESTION)["messages"]
+    from_loop = hand_wired(SCRIPT, tools).invoke(QUESTION)["messages"]
+    assert conversation(from_agent) == conversation(from_loop)
+    assert [m.content for m in from_agent][2:] == ["Paris: sunny, 25 °C", "Paris: the Louvre",
+                                                   "Paris: sunny, 25 °C; Paris: the Louvre"]
+
+
+@lesson
+@pytest.mark.timing
+def test_create_agent_keeps_tool_messages_in_call_order_not_completion_order():
+    def slow_then_fast(name, delay):
+        async def wait(x: int) -> str:
+            await asyncio.sleep(delay)
+            return name
+        return StructuredTool.from_function(coroutine=wait, name=name, description="wait")
+
+    tools = [slow_then_fast("slow", 0.2), slow_then_fast("fast", 0.0)]
+    out = asyncio.run(agent_for([tool_calls_message(tools), "done"], tools).ainvoke(QUESTION))
+    assert [m.content for m in out["messages"][2:4]] == ["slow", "fast"]
+
+
+# -- section 2: how the calls arrive -------------------------------------------------------------
+@lesson
+def test_create_agent_sends_one_task_per_call_each_a_one_call_list():
+    inputs = tool_task_inputs(agent_for(SCRIPT, city_tools()), QUESTION)
+    assert inputs == [
+        [{"name": "lookup_weather", "args": {"city": "Paris"}, "id": "call_0_0", "type": "tool_call"}],
+        [{"name": "lookup_attraction", "args": {"city": "Paris"}, "id": "call_0_1", "type": "tool_call"}],
+    ]
+
+
+@lesson
+def test_hand_wired_loop_sends_one_task_with_the_whole_state():
+    inputs = tool_task_inputs(hand_wired(SCRIPT, city_tools()), QUESTION)
+    assert len(inputs) == 1
+    assert types(inputs[0]["messages"]) == ["human", "ai"]
+
+
+@lesson
+def test_toolnode_answers_a_one_call_payload_with_a_messages_dict():
+    payload = [{"name": "lookup_weather", "args": {"city": "Paris"}, "id": "c1", "type": "tool_call"}]
+    out = ToolNode(city_tools()).invoke(payload, runtime=Runtime())
+    assert set(out) == {"messages"}
+    assert [(m.content, m.tool_call_id) for m in out["messages"]] == [("Paris: sunny, 25 °C", "c1")]
+
+
+@lesson
+def test_create_agent_tools_read_the_state_when_the_task_runs():
+    seen = []
+
+    @tool
+    def count_messages(city: str, runtime: ToolRuntime) -> str:
+        """Count the messages in the state."""
+        seen.append(types(runtime.state["messages"]))
+        return city
+
+    script = [[{"name": "count_messages", "args": {"city": "Paris"}}], "done"]
+    agent = agent_for(script, [count_messages])
+    assert tool_task_inputs(agent, QUESTION) == [
+        [{"name": "count_messages", "args": {"city": "Paris"}, "id": "call_0_0", "type": "tool_call"}]
+    ]
+    assert seen == [["human", "ai"]]
+
+
+@lesson
+def test_create_react_agent_warns_that_it_is_deprecated():
+    from langgraph.warnings import LangGraphDeprecatedSinceV10
+
+    with pytest.warns(LangGraphDeprecatedSinceV10, match="from langchain.agents import create_agent"):
+        create_react_agent(ScriptedChatModel(script=SCRIPT), city_tools())
+
+
+def react(version):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return create_react_agent(ScriptedChatModel(script=SCRIPT), city_tools(), version=version)
+
+
+@lesson
+def test_create_react_agent_v1_sends_the_state_to_one_task():
+    inputs = tool_task_inputs(react("v1"), QUESTION)
+    assert len(inputs) == 1
+    assert types(inputs[0]["messages"]) == ["human", "ai"]
+
+
+@lesson
+def test_create_react_agent_v2_sends_a_tool_call_with_context_per_call():
+    inputs = tool_task_inputs(react("v2"), QUESTION)
+    assert [payload["__type"] for payload in inputs] == ["tool_call_with_context"] * 2
+    assert [payload["tool_call"]["name"] for payload in inputs] == ["lookup_weather", "lookup_attraction"]
+    assert all(types(payload["state"]["messages"]) == ["human", "ai"] for payload in inputs)
+
+
+# -- section 3: concurrency ------------------------------------------------------------------------
+@lesson
+@pytest.mark.timing
+def test_agent_sync_tools_run_in_waves_of_the_graphs_default_pool():
+    recorder = timed_run("agent", "sync", POOL + 1, call="invoke")
+    assert recorder.max_in_flight() == POOL
+    assert recorder.wall > 1.8 * L
+    assert len(recorder.workers()) == POOL + 1, "each call runs in its own one-call ToolNode pool"
+
+
+@lesson
+@pytest.mark.timing
+def test_single_batch_sync_tools_share_one_pool():
+    recorder = timed_run("loop", "sync", POOL + 1, call="invoke")
+    assert recorder.max_in_flight() == POOL
+    assert len(recorder.workers()) == POOL
+
+
+@lesson
+@pytest.mark.timing
+def test_agent_async_tools_all_run_at_once():
+    recorder = timed_run("agent", "async", POOL + 1)
+    assert recorder.max_in_flight() == POOL + 1
+
+
+@lesson
+@pytest.mark.timing
+@pytest.mark.parametrize(("kind", "call"), [("sync", "invoke"), ("sync", "ainvoke"), ("async", "ainvoke")])
+def test_agent_honours_max_concurrency_on_every_path(kind, call):
+    recorder = timed_run("agent", kind, 6, call=call, max_concurrency=2)
+    assert recorder.max_in_flight() == 2
+    assert recorder.wall > 2.5 * L
+
+
+@lesson
+@pytest.mark.timing
+@pytest.mark.parametrize(("kind", "call", "most"), [("sync", "invoke", 2), ("sync", "ainvoke", min(6, POOL)),
+                                                     ("async", "ainvoke", 6)])
+def test_single_batch_honours_max_concurrency_only_under_invoke(kind, call, most):
+    assert timed_run("loop", kind, 6, call=call, max_concurrency=2).max_in_flight() == most
+
+
+@lesson
+@pytest.mark.timing
+def test_one_task_per_call_costs_more_than_one_batch_but_little():
+    def best_of_three(which):
+        tools = make_timed_tools(64, 0.0, kind="async")
+        script = [tool_calls_message(tools), "done"]
+        graph = agent_for(script, tools) if which == "agent" else hand_wired(script, tools)
+        walls = []
+        for _ in range(3):
+            start = time.perf_counter()
+            asyncio.run(graph.ainvoke(QUESTION))
+            walls.append(time.perf_counter() - start)
+        return min(walls)
+
+    batch, agent = best_of_three("loop"), best_of_three("agent")
+    assert agent > batch, "timing: best of three, 64 no-op calls"
+    assert (agent - batch) / 64 < 0.005, "timing: about a millisecond extra per call"
+
+
+# -- section 4: interrupt, failure, Command.PARENT, error defaults ---------------------------------
+RUNS: Counter = Counter()
+SERVICE = {"up": False}
+
+
+@tool
+def lookup_weather(city: str) -> str:
+    """Look up today's weather for a city, e.g. Paris."""
+    RUNS["lookup_weather"] += 1
+    return weather_report(city)
+
+
+@tool
+def book_table(city: str) -> str:
+    """Book a table for dinner in a city, once a human approves."""
+    RUNS["book_table"] += 1
+    answer = interrupt(f"Book a table in {city}?")
+    return f"{city}: table booked" if answer == "yes" else f"{city}: not booked"
+
+
+@tool
+def lookup_traffic(city: str) -> str:
+    """Look up live traffic for a city, e.g. Paris."""
+    RUNS["lookup_traffic"] += 1
+    if not SERVICE["up"]:
+        raise ConnectionError(f"traffic service unreachable for {city}")
+    return f"{city}: light traffic"
+
+
+BOOK = [{"name": "lookup_weather", "args": {"city": "Paris"}},
+        {"name": "book_table", "args": {"city": "Paris"}}]
+TRAFFIC = [{"name": "lookup_weather", "args": {"city": "Paris"}},
+           {"name": "lookup_traffic", "args": {"city": "Paris"}}]
+
+
+def interrupted_then_resumed(which):
+    RUNS.clear()
+    graph = both([BOOK, tool_results_summary], [lookup_weather, book_table], checkpointed=True)[which]
+    paused = graph.invoke(QUESTION, THREAD)
+    saved = types(graph.get_state(THREAD).values["messages"])
+    done = graph.invoke(Command(resume="yes"), THREAD)
+    return paused, saved, dict(RUNS), done["messages"][-1].content
+
+
+@lesson
+def test_agent_resume_reruns_only_the_interrupted_call():
+    paused, saved, runs, final = interrupted_then_resumed("agent")
+    assert [i.value for i in paused["__interrupt__"]] == ["Book a table in Paris?"]
+    assert saved == ["human", "ai", "tool"]
+    assert runs == {"lookup_weather": 1, "book_table": 2}
+    assert final == "Paris: sunny, 25 °C; Paris: table booked"
+
+
+@lesson
+def test_single_batch_resume_reruns_every_call():
+    _, saved, runs, final = interrupted_then_resumed("batch")
+    assert saved == ["human", "ai"]
+    assert runs == {"lookup_weather": 2, "book_table": 2}
+    assert final == "Paris: sunny, 25 °C; Paris: table booked"
+
+
+def interrupt_rounds(which):
+    two = [{"name": "book_table", "args": {"city": "Paris"}},
+           {"name": "book_table", "args": {"city": "London"}}]
+    graph = both([two, tool_results_summary], [book_table], checkpointed=True)[which]
+    result, asked = graph.invoke(QUESTION, THREAD), []
+    while "__interrupt__" in result:
+        asked.append(sorted(i.value for i in result["__interrupt__"]))
+        result = graph.invoke(Command(resume={i.id: "yes" for i in result["__interrupt__"]}), THREAD)
+    return asked, result["messages"][-1].content
+
+
+@lesson
+def test_agent_surfaces_every_interrupt_of_a_turn_at_once():
+    asked, final = interrupt_rounds("agent")
+    assert asked == [["Book a table in London?", "Book a table in Paris?"]]
+    assert final == "Paris: table booked; London: table booked"
+
+
+@lesson
+def test_single_batch_surfaces_one_interrupt_at_a_time():
+    asked, final = interrupt_rounds("batch")
+    assert asked == [["Book a table in Paris?"], ["Book a table in London?"]]
+    assert final == "Paris: table booked; London: table booked"
+
+
+def crash_then_retry(which):
+    RUNS.clear()
+    SERVICE["up"] = False
+    graph = both([TRAFFIC, tool_results_summary], [lookup_weather, lookup_traffic], checkpointed=True)[which]
+    with pytest.raises(ConnectionError, match="traffic service unreachable for Paris"):
+        graph.invoke(QUESTION, THREAD)
+    saved = types(graph.get_state(THREAD).values["messages"])
+    SERVICE["up"] = True
+    final = graph.invoke(None, THREAD)["messages"][-1].content
+    return saved, dict(RUNS), final
+
+
+@lesson
+def test_agent_keeps_a_sync_siblings_result_when_a_call_raises():
+    saved, runs, final = crash_then_retry("agent")
+    assert saved == ["human", "ai", "tool"]
+    assert runs == {"lookup_weather": 1, "lookup_traffic": 2}
+    assert final == "Paris: sunny, 25 °C; Paris: light traffic"
+
+
+@lesson
+def test_single_batch_loses_the_siblings_result_when_a_call_raises():
+    saved, runs, final = crash_then_retry("batch")
+    assert saved == ["human", "ai"]
+    assert runs == {"lookup_weather": 2, "lookup_traffic": 2}
+    assert final == "Paris: sunny, 25 °C; Paris: light traffic"
+
+
+def async_sibling_fate(which):
+    fate = {}
+
+    @tool
+    async def slow_weather(city: str) -> str:
+        """Look up today's weather for a city, slowly."""
+        try:
+            await asyncio.sleep(0.3)
+        except asyncio.CancelledError:
+            fate["slow"] = "cancelled"
+            raise
+        fate["slow"] = "finished"
+        return weather_report(city)
+
+    @tool
+    async def failing_traffic(city: str) -> str:
+        """Look up live traffic for a city (its service is down)."""
+        await asyncio.sleep(0.02)
+        raise ConnectionError(f"traffic service unreachable for {city}")
+
+    calls = [{"name": "slow_weather", "args": {"city": "Paris"}},
+             {"name": "failing_traffic", "args": {"city": "Paris"}}]
+    graph = both([calls, tool_results_summary], [slow_weather, failing_traffic], checkpointed=True)[which]
+
+    async def run():
+        with pytest.raises(ConnectionError):
+            await graph.ainvoke(QUESTION, THREAD)
+        deadline = time.monotonic() + 5
+        while not fate and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+
+    asyncio.run(run())
+    return fate.get("slow"), types(graph.get_state(THREAD).values["messages"])
+
+
+@lesson
+@pytest.mark.timing
+def test_agent_cancels_async_siblings_when_a_call_raises():
+    assert async_sibling_fate("agent") == ("cancelled", ["human", "ai"])
+
+
+@lesson
+@pytest.mark.timing
+def test_single_batch_lets_async_siblings_finish_and_drops_their_results():
+    assert async_sibling_fate("batch") == ("finished", ["human", "ai"])
+
+
+@tool
+def hand_off(to: str) -> Command:
+    """Hand the work to a worker of the parent graph: A or B."""
+    return Command(graph=Command.PARENT, goto=[Send(to, {"note": to})])
+
+
+class Parent(TypedDict):
+    messages: Annotated[list[AnyMessage], add_messages]
+    visited: Annotated[list[str], operator.add]
+
+
+def parent_visits(which):
+    hand_offs = [{"name": "hand_off", "args": {"to": "A"}}, {"name": "hand_off", "args": {"to": "B"}}]
+    builder = StateGraph(Parent)
+    builder.add_node("agent", both([hand_offs, tool_results_summary], [hand_off])[which])
+    builder.add_node("A", lambda payload: {"visited": ["A"]})
+    builder.add_node("B", lambda payload: {"visited": ["B"]})
+    builder.add_edge(START, "agent")
+    return builder.compile().invoke({"messages": QUESTION["messages"], "visited": []})["visited"]
+
+
+@lesson
+def test_single_batch_merges_parent_hand_offs():
+    assert parent_visits("batch") == ["A", "B"]
+
+
+@lesson
+def test_agent_delivers_only_one_of_several_parent_hand_offs():
+    assert parent_visits("agent") in (["A"], ["B"])
+
+
+@tool
+def finish(reason: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> Command:
+    """Stop the loop."""
+    return Command(update={"messages": [ToolMessage(f"finished: {reason}", tool_call_id=tool_call_id)]},
+                   goto=END)
+
+
+FINISH = [{"name": "lookup_weather", "args": {"city": "Paris"}},
+          {"name": "finish", "args": {"reason": "enough"}}]
+
+
+@lesson
+@pytest.mark.parametrize("which", ["batch", "agent"])
+def test_a_goto_from_one_call_adds_a_destination_without_cancelling_the_edge_to_the_model(which):
+    calls = FINISH
+    graph = both([calls, tool_results_summary], [lookup_weather, finish])[which]
+    messages = graph.invoke(QUESTION)["messages"]
+    assert types(messages) == ["human", "ai", "tool", "tool", "ai"]
+    assert messages[-1].content == "Paris: sunny, 25 °C; finished: enough"
+
+
+@lesson
+def test_each_agent_task_returns_its_own_update_while_the_batch_returns_one_list():
+    calls = FINISH
+    shapes = {}
+    for which, graph in both([calls, tool_results_summary], [lookup_weather, finish]).items():
+        shapes[which] = [type(update["tools"]).__name__
+                         for update in graph.stream(QUESTION, stream_mode="updates") if "tools" in update]
+    assert shapes == {"batch": ["list"], "agent": ["dict", "dict"]}
+
+
+@lesson
+def test_create_agent_has_no_handle_tool_errors_parameter():
+    assert "handle_tool_errors" not in inspect.signature(create_agent).parameters
+
+
+@lesson
+def test_create_agent_does_not_accept_a_toolnode():
+    with pytest.raises(TypeError, match="'ToolNode' object is not iterable"):
+        create_agent(ScriptedChatModel(script=["hi"]), ToolNode(city_tools(), handle_tool_errors=True))
+
+
+@lesson
+def test_create_agent_turns_argument_errors_into_error_messages_by_default():
+    script = [[{"name": "lookup_weather", "args": {}}], "done"]
+    message = agent_for(script, city_tools()).invoke(QUESTION)["messages"][2]
+    assert message.status == "error"
+    assert message.content.startswith("Error invoking tool 'lookup_weather' with kwargs {} with error:")
+
+
+@lesson
+def test_tool_error_middleware_turns_chosen_exceptions_into_error_messages():
+    def on_error(exc, request):
+        if isinstance(exc, ConnectionError):
+            return f"{request.tool_call['name']} is unavailable right now; answer without it."
+        return None
+
+    SERVICE["up"] = False
+    agent = agent_for([TRAFFIC, tool_results_summary], [lookup_weather, lookup_traffic],
+                      middleware=[ToolErrorMiddleware(on_error)])
+    messages = agent.invoke(QUESTION)["messages"][2:4]
+    assert [(m.status, m.content) for m in messages] == [
+        ("success", "Paris: sunny, 25 °C"),
+        ("error", "lookup_traffic is unavailable right now; answer without it."),
+    ]
+
+
+# -- section 5: middleware is the interceptor -------------------------------------------------------
+@lesson
+def test_middleware_wrap_tool_call_sees_the_same_request_as_a_toolnode_interceptor():
+    seen = []
+
+    def record(request, execute):
+        seen.append((request.tool_call["id"], request.tool_call["name"], request.tool.name,
+                     sorted(request.state), types(request.state["messages"]), type(request.runtime).__name__))
+        return execute(request)
+
+    tools = city_tools()
+    hand_wired(SCRIPT, tools, wrap_tool_call=record).invoke(QUESTION)
+    from_batch, seen[:] = sorted(seen), []
+    agent_for(SCRIPT, tools, middleware=[wrap_tool_call(record)]).invoke(QUESTION)
+    assert sorted(seen) == from_batch
+    assert from_batch[0] == ("call_0_0", "lookup_weather", "lookup_weather", ["messages"], ["human", "ai"],
+                             "ToolRuntime")
+
+
+async def deny_everything(request, execute):
+    raise PermissionError("no tools today")
+
+
+@lesson
+def test_toolnode_silently_skips_an_async_only_interceptor_under_invoke():
+    out = hand_wired(SCRIPT, city_tools(), awrap_tool_call=deny_everything).invoke(QUESTION)
+    assert out["messages"][-1].content == "Paris: sunny, 25 °C; Paris: the Louvre"
+
+
+@lesson
+def test_create_agent_rejects_async_only_middleware_under_invoke():
+    agent = agent_for(SCRIPT, city_tools(), middleware=[wrap_tool_call(deny_everything)])
+    with pytest.raises(NotImplementedError, match="Synchronous implementation of wrap_tool_call"):
+        agent.invoke(QUESTION)
+
+
+@lesson
+def test_create_agent_rejects_sync_only_middleware_under_ainvoke():
+    def passthrough(request, execute):
+        return execute(request)
+
+    agent = agent_for(SCRIPT, make_city_tools(0.0), middleware=[wrap_tool_call(passthrough)])
+    with pytest.raises(NotImplementedError, match="Asynchronous implementation of awrap_tool_call"):
+        asyncio.run(agent.ainvoke(QUESTION))
