@@ -41,7 +41,7 @@ notebook: setup ## re-execute one notebook: make notebook NB=notebooks/01_sequen
 	@test -n "$(NB)" || { echo "Name the notebook: make notebook NB=notebooks/01_sequential_vs_gather.ipynb"; exit 2; }
 	$(PY) -m helpers.nbtools run $(NB)
 
-bench: setup ## ToolNode vs the physical limit, and per-call overhead, side by side (about a minute)
+bench: setup ## every way of running tools vs the limit, per-call overhead, phases (about a minute; writes docs/bench/)
 	$(PY) scripts/bench_toolnode.py
 
 lint: setup ## ruff over the package, tests and scripts

@@ -7,6 +7,7 @@ Modules, by concept (each public helper's docstring names the notebook that teac
 - `helpers.tools`   — the demo tools (weather / attraction, failing, dependent)
 - `helpers.batch`   — `tool_calls_message`, `make_timed_tools`: N timed tools and the call for them
 - `helpers.nodes`   — `CustomAsyncToolNode`, the hand-built tool node of lesson 02
+- `helpers.lean_node` — `LeanAsyncToolNode`: lesson 02's node minus BaseTool's per-call machinery
 - `helpers.models`  — `ScriptedChatModel` (offline) and `get_chat_model` (real on request)
 - `helpers.openai_endpoint` — `ScriptedOpenAIEndpoint`: an OpenAI-compatible server on 127.0.0.1
 - `helpers.display` — `show_graph`: graphs as mermaid, rendered offline
