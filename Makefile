@@ -8,7 +8,7 @@ NB     ?=
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 
 .DEFAULT_GOAL := help
-.PHONY: help setup lab test doctor notebooks notebook bench lint lock clean
+.PHONY: help setup lab test doctor notebooks notebook bench compat lint lock clean
 
 help: ## list the commands
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -43,6 +43,10 @@ notebook: setup ## re-execute one notebook: make notebook NB=notebooks/01_sequen
 
 bench: setup ## every way of running tools vs the limit, per-call overhead, phases (about a minute; writes docs/bench/)
 	$(PY) scripts/bench_toolnode.py
+
+compat: setup ## contract tests vs a matrix of LangGraph releases -> docs/compatibility.md (~5 min first run)
+	$(PY) -m pip install --quiet --disable-pip-version-check uv
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) scripts/compat.py
 
 lint: setup ## ruff over the package, tests and scripts
 	$(VENV)/bin/ruff check helpers tests scripts

@@ -15,6 +15,7 @@ Modules, by concept (each public helper's docstring names the notebook that teac
 - `helpers.history` — `unanswered_tool_calls`: tool calls no ToolMessage answers
 - `helpers.seeds`   — what the source posts print, quoted exactly, to compare with live runs
 - `helpers.source`  — `excerpt`: live, numbered excerpts of installed library source
+- `helpers.compat`  — which taught behaviours hold on which releases (`make compat`, the doctor)
 - `helpers.doctor`  — `python -m helpers.doctor`, the pre-flight check
 - `helpers.mcp_server` — the course's MCP server (`python -m helpers.mcp_server`, FastMCP, stdio)
 - `helpers.mcp_client` — `open_session` / `mcp_tools`: start it with a real errlog, always stop it
