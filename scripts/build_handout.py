@@ -149,6 +149,9 @@ def markdown_page(path: Path, links: list[tuple[str, str]]) -> str:
             return f'<h{level} id="{anchor}">{text}</h{level}>\n'
 
     text = path.read_text(encoding="utf-8")
+    front = re.match(r"---\n(.*?)\n---\n", text, flags=re.S)  # YAML front matter (cheat sheets)
+    meta = dict(re.findall(r"^(\w+):\s*\"?([^\"\n]*)\"?$", front.group(1), flags=re.M)) if front else {}
+    text = text[front.end():] if front else text
     renderer = Renderer(escape=False)
     renderer.seen = {}
     render = mistune.create_markdown(renderer=renderer, plugins=["table", "strikethrough", "url"])
@@ -158,7 +161,7 @@ def markdown_page(path: Path, links: list[tuple[str, str]]) -> str:
                   lambda m: f'<pre class="mermaid">{m.group(1)}</pre>', body, flags=re.S)
     title = next((line[2:].strip() for line in text.splitlines() if line.startswith("# ")), path.stem)
     prefix = _root_prefix(target_of(path))
-    lang = "zh" if path.stem.endswith(".zh") or ".zh" in path.name else "en"
+    lang = meta.get("lang") or ("zh-CN" if ".zh" in path.name else "en")
     nav = " · ".join(f'<a href="{href}">{html.escape(label)}</a>' for label, href in links)
     return (f'<!DOCTYPE html>\n<html lang="{lang}">\n<head>\n<meta charset="utf-8">\n'
             f'<meta name="viewport" content="width=device-width, initial-scale=1.0">\n'
