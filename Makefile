@@ -8,7 +8,7 @@ NB     ?=
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 
 .DEFAULT_GOAL := help
-.PHONY: help setup lab test doctor notebooks notebook bench lint lock clean
+.PHONY: help setup lab test doctor notebooks notebook bench compat handout handout-test handout-deps lint lock clean
 
 help: ## list the commands
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -41,8 +41,30 @@ notebook: setup ## re-execute one notebook: make notebook NB=notebooks/01_sequen
 	@test -n "$(NB)" || { echo "Name the notebook: make notebook NB=notebooks/01_sequential_vs_gather.ipynb"; exit 2; }
 	$(PY) -m helpers.nbtools run $(NB)
 
-bench: setup ## ToolNode vs the physical limit, and per-call overhead, side by side (about a minute)
+bench: setup ## every way of running tools vs the limit, per-call overhead, phases (about a minute; writes docs/bench/)
 	$(PY) scripts/bench_toolnode.py
+
+compat: setup ## contract tests vs a matrix of LangGraph releases -> docs/compatibility.md (~5 min first run)
+	$(PY) -m pip install --quiet --disable-pip-version-check uv
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) scripts/compat.py
+
+# The handout needs a browser to print and test it, and npm once to fetch mermaid (scripts/build_handout.py).
+HANDOUT_DEBS := chromium poppler-utils fonts-noto-cjk npm
+PLAYWRIGHT   := playwright==1.65.2
+
+handout-deps: setup
+	@$(PY) -m pip install --quiet --disable-pip-version-check $(PLAYWRIGHT)
+	@missing=""; for d in $(HANDOUT_DEBS); do dpkg -s $$d >/dev/null 2>&1 || missing="$$missing $$d"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	  else echo "The handout needs:$$missing (Debian/Ubuntu: sudo apt-get install$$missing)"; exit 1; fi; fi
+
+handout: handout-deps ## build the offline handout: build/handout/index.html and a PDF (about a minute)
+	$(PY) scripts/build_handout.py
+
+handout-test: handout-deps ## build the handout and check it in headless Chromium with the network blocked
+	TOOLNODE_LAB_HANDOUT_TEST=1 $(PY) -m pytest tests/handout -q
 
 lint: setup ## ruff over the package, tests and scripts
 	$(VENV)/bin/ruff check helpers tests scripts

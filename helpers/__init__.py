@@ -7,6 +7,7 @@ Modules, by concept (each public helper's docstring names the notebook that teac
 - `helpers.tools`   — the demo tools (weather / attraction, failing, dependent)
 - `helpers.batch`   — `tool_calls_message`, `make_timed_tools`: N timed tools and the call for them
 - `helpers.nodes`   — `CustomAsyncToolNode`, the hand-built tool node of lesson 02
+- `helpers.lean_node` — `LeanAsyncToolNode`: lesson 02's node minus BaseTool's per-call machinery
 - `helpers.models`  — `ScriptedChatModel` (offline) and `get_chat_model` (real on request)
 - `helpers.openai_endpoint` — `ScriptedOpenAIEndpoint`: an OpenAI-compatible server on 127.0.0.1
 - `helpers.display` — `show_graph`: graphs as mermaid, rendered offline
@@ -15,6 +16,7 @@ Modules, by concept (each public helper's docstring names the notebook that teac
 - `helpers.history` — `unanswered_tool_calls`: tool calls no ToolMessage answers
 - `helpers.seeds`   — what the source posts print, quoted exactly, to compare with live runs
 - `helpers.source`  — `excerpt`: live, numbered excerpts of installed library source
+- `helpers.compat`  — which taught behaviours hold on which releases (`make compat`, the doctor)
 - `helpers.doctor`  — `python -m helpers.doctor`, the pre-flight check
 - `helpers.mcp_server` — the course's MCP server (`python -m helpers.mcp_server`, FastMCP, stdio)
 - `helpers.mcp_client` — `open_session` / `mcp_tools`: start it with a real errlog, always stop it

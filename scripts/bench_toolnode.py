@@ -1,15 +1,25 @@
-"""Measure how close ToolNode gets to the physical limit, and what each tool call costs.
+"""Every way of running tools, against the physical limit, and where ToolNode's per-call time goes.
 
-    .venv/bin/python scripts/bench_toolnode.py            # about a minute
-    .venv/bin/python scripts/bench_toolnode.py --quick    # about 5 s, fewer repeats, L = 0.1 s only
+    make bench                                   # about a minute on 2 cores; writes docs/bench/
+    .venv/bin/python scripts/bench_toolnode.py --quick --out /tmp/bench   # a few seconds
 
-Part 1: N async tools that each wait L seconds, run by `ToolNode.ainvoke`. The physical limit is
-L (everything overlaps); the brief's target is a wall time <= 1.05 x L up to N = 64.
-Part 2: per-call overhead with no-op tools: bare `asyncio.gather`, `gather` of `tool.ainvoke`,
-the hand-built `CustomAsyncToolNode` (lesson 02), and `ToolNode.ainvoke` / `.invoke` (lesson 03).
+Part 1, efficiency: N independent tools that each wait L seconds (N = 1 ... 256, L = 0.05 s and
+0.5 s), run sequentially, with `asyncio.gather`, by the course's hand-built node (lesson 02), by the
+lean node (`helpers.lean_node`), by `ToolNode.ainvoke`, by `ToolNode.invoke` (sync tools, the
+default pool and `max_concurrency=N`) and through `create_agent`'s one-`Send`-per-call dispatch.
+Reported as wall / L: 1.0 is the limit (everything overlaps). Median of the repetitions, with
+the smallest and largest run.
 
-Numbers depend on the machine and its load: run it on an idle machine, and compare ratios
-rather than absolute figures. Not part of the test suite.
+Part 2, per-call overhead with no-op tools, each method as a ratio to awaiting `tool.ainvoke`
+alone (interleaved rounds, best round per method, so load elsewhere hits every method alike).
+
+Part 3, where one `ToolNode.ainvoke` call's time goes, by phase, from pyinstrument's samples.
+
+Part 4, the crossover: the tool latency above which per-call overhead is under 1 % of the wall
+time, from Part 2's figures, checked against Part 1's measured L = 0.5 s row.
+
+Numbers depend on the machine and its load: run it on an idle machine and compare ratios, not
+absolute times. Not part of the test suite (tests/test_bench.py runs a tiny --quick for shape).
 """
 
 from __future__ import annotations
@@ -17,94 +27,511 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import json
+import math
 import os
+import platform
 import statistics
+import sys
 import time
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
 
 from langgraph.prebuilt import ToolNode
 from langgraph.runtime import Runtime
 
 from helpers.batch import make_timed_tools, tool_calls_message
+from helpers.lean_node import LeanAsyncToolNode
 from helpers.nodes import CustomAsyncToolNode
 
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "docs" / "bench"
+PACKAGES = ("langgraph", "langgraph-prebuilt", "langchain-core", "langchain", "pyinstrument")
+Run = Callable[[], Awaitable[object]]
 
-async def _median_wall(run, repeats: int) -> float:
-    await run()  # warm up: first-call imports and caches
+METHODS = {
+    "sequential": "await each tool.ainvoke in turn",
+    "gather": "asyncio.gather of tool.ainvoke",
+    "hand-built": "CustomAsyncToolNode (lesson 02)",
+    "lean": "LeanAsyncToolNode (helpers.lean_node)",
+    "ToolNode.ainvoke": "ToolNode.ainvoke, async tools",
+    "ToolNode.invoke": "ToolNode.invoke, sync tools, default pool",
+    "ToolNode.invoke max=N": "ToolNode.invoke, sync tools, max_concurrency=N",
+    "create_agent": "create_agent, one Send per call (async tools)",
+}
+
+
+def default_pool_size() -> int:
+    """What `concurrent.futures.ThreadPoolExecutor()` picks here: min(32, cpu_count + 4)."""
+    return min(32, (os.cpu_count() or 1) + 4)
+
+
+def machine_facts() -> dict:
+    versions = {}
+    for name in PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return {
+        "cpus": os.cpu_count(),
+        "default_pool": default_pool_size(),
+        "python": platform.python_version(),
+        "platform": platform.platform(terse=True),
+        "machine": platform.machine(),
+        "load_average_start": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None,
+        "versions": versions,
+        "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+    }
+
+
+def _agent_runner(tools, message) -> Run | None:
+    """create_agent with a scripted model that asks for every call at once, then answers."""
+    try:
+        from langchain.agents import create_agent
+    except ImportError:
+        return None
+    from helpers.models import ScriptedChatModel
+
+    calls = [{"name": c["name"], "args": c["args"]} for c in message.tool_calls]
+    agent = create_agent(ScriptedChatModel(script=[calls, "done"]), tools)
+    return lambda: agent.ainvoke({"messages": [("user", "run them all")]})
+
+
+def runners(n: int, latency: float, method: str) -> Run | None:
+    """The coroutine factory that runs N tools of this latency with this method (None: n/a)."""
+    if method in ("ToolNode.invoke", "ToolNode.invoke max=N"):
+        tools = make_timed_tools(n, latency, kind="sync")
+        message = tool_calls_message(tools)
+        node = ToolNode(tools)
+        config = {"max_concurrency": n} if method.endswith("max=N") else {}
+
+        async def run_sync():
+            node.invoke([message], config, runtime=Runtime())
+
+        return run_sync
+    tools = make_timed_tools(n, latency, kind="async")
+    message = tool_calls_message(tools)
+    by_name = {tool.name: tool for tool in tools}
+    calls = message.tool_calls
+    state = {"messages": [message]}
+    if method == "sequential":
+
+        async def run_sequential():
+            for call in calls:
+                await by_name[call["name"]].ainvoke(call["args"])
+
+        return run_sequential
+    if method == "gather":
+        return lambda: asyncio.gather(*(by_name[c["name"]].ainvoke(c["args"]) for c in calls))
+    if method == "hand-built":
+        node = CustomAsyncToolNode(tools)
+        return lambda: node(state)
+    if method == "lean":
+        lean = LeanAsyncToolNode(tools)
+        return lambda: lean(state)
+    if method == "ToolNode.ainvoke":
+        tool_node = ToolNode(tools)
+        return lambda: tool_node.ainvoke([message], runtime=Runtime())
+    if method == "create_agent":
+        return _agent_runner(tools, message)
+    raise ValueError(f"unknown method {method!r}; pick one of {list(METHODS)}")
+
+
+def expected_seconds(method: str, n: int, latency: float) -> float:
+    """Roughly how long one run takes, so the benchmark can skip runs that only restate a formula."""
+    if method == "sequential":
+        return n * latency
+    if method == "ToolNode.invoke":
+        return math.ceil(n / default_pool_size()) * latency
+    return latency
+
+
+async def _walls(run: Run, repeats: int, warm: bool) -> list[float]:
+    if warm:
+        await run()  # first-call imports and caches
     walls = []
     for _ in range(repeats):
+        gc.collect()
         start = time.perf_counter()
         await run()
         walls.append(time.perf_counter() - start)
-    return statistics.median(walls)
+    return walls
 
 
-async def scaling(ns: list[int], latencies: list[float], repeats: int) -> None:
-    print("Part 1 - N async tools of latency L through ToolNode.ainvoke (median wall / L)")
-    print(f"{'N':>4}" + "".join(f"{f'L = {latency:g} s':>14}" for latency in latencies))
-    for n in ns:
-        row = []
-        for latency in latencies:
-            tools = make_timed_tools(n, latency, kind="async")
-            node, request = ToolNode(tools), [tool_calls_message(tools)]
-            wall = await _median_wall(lambda: node.ainvoke(request, runtime=Runtime()), repeats)  # noqa: B023
-            row.append(f"{wall / latency:.3f}x")
-        print(f"{n:>4}" + "".join(f"{cell:>14}" for cell in row))
-    print("target: <= 1.050x up to N = 64\n")
+async def efficiency(ns, latencies, repeats_for, max_run_seconds: float) -> list[dict]:
+    rows = []
+    for latency in latencies:
+        repeats = repeats_for(latency)
+        for n in ns:
+            for method in METHODS:
+                row = {"method": method, "n": n, "latency": latency}
+                expected = expected_seconds(method, n, latency)
+                run = runners(n, latency, method) if expected <= max_run_seconds else None
+                if run is None:
+                    why = "langchain not installed" if expected <= max_run_seconds else (
+                        f"one run would take ~{expected:.1f} s ("
+                        + ("N x L" if method == "sequential" else "ceil(N / pool) waves x L") + ")")
+                    rows.append(row | {"skipped": why})
+                    continue
+                walls = await _walls(run, repeats, warm=latency == min(latencies))
+                rows.append(row | {
+                    "median": statistics.median(walls) / latency,
+                    "min": min(walls) / latency,
+                    "max": max(walls) / latency,
+                    "repeats": repeats,
+                })
+    return rows
 
 
-async def overhead(n: int, repeats: int) -> None:
-    async_tools = make_timed_tools(n, 0.0, kind="async")
-    sync_tools = make_timed_tools(n, 0.0, kind="sync")
-    request = [tool_calls_message(async_tools)]
-    state = {"messages": request}
-    tool_node, custom = ToolNode(async_tools), CustomAsyncToolNode(async_tools)
-    limited = CustomAsyncToolNode(async_tools, timeout=5.0, max_concurrency=n)
-    sync_node = ToolNode(sync_tools)
-    calls = request[0].tool_calls
+async def overhead(n: int, rounds: int) -> list[dict]:
+    """Per-call seconds with no-op tools, best of interleaved rounds, as a ratio to tool.ainvoke."""
+    tools = make_timed_tools(n, 0.0, kind="async")
+    message = tool_calls_message(tools)
+    by_name = {tool.name: tool for tool in tools}
+    calls = message.tool_calls
 
-    async def run_sync_node():
-        sync_node.invoke([tool_calls_message(sync_tools)], runtime=Runtime())
+    async def bare_tool_ainvoke():
+        for call in calls:
+            await by_name[call["name"]].ainvoke(call["args"])
 
-    cases = {
+    cases: dict[str, Run] = {
         "bare asyncio.gather (asyncio.sleep(0))": lambda: asyncio.gather(
-            *(asyncio.sleep(0) for _ in range(n))
-        ),
-        "gather of tool.ainvoke(args)": lambda: asyncio.gather(
-            *(t.ainvoke(c["args"]) for t, c in zip(async_tools, calls, strict=True))
-        ),
-        "CustomAsyncToolNode": lambda: custom(state),
-        "CustomAsyncToolNode(timeout, max_concurrency)": lambda: limited(state),
-        "ToolNode.ainvoke": lambda: tool_node.ainvoke(request, runtime=Runtime()),
-        "ToolNode.invoke (sync tools, thread pool)": run_sync_node,
+            *(asyncio.sleep(0) for _ in range(n))),
+        "tool.ainvoke, one after another": bare_tool_ainvoke,
+        "gather of tool.ainvoke": runners(n, 0.0, "gather"),
+        "lean": runners(n, 0.0, "lean"),
+        "hand-built": runners(n, 0.0, "hand-built"),
+        "ToolNode.ainvoke": runners(n, 0.0, "ToolNode.ainvoke"),
+        "ToolNode.invoke (sync tools)": runners(n, 0.0, "ToolNode.invoke"),
     }
-    print(f"Part 2 - per-call overhead, {n} no-op tool calls per run (best of {repeats}, interleaved)")
-    walls: dict[str, list[float]] = {name: [] for name in cases}
+    agent = runners(n, 0.0, "create_agent")
+    if agent is not None:
+        cases["create_agent (two model turns included)"] = agent
+    best: dict[str, float] = {}
     for run in cases.values():
         await run()  # warm up
-    for _ in range(repeats):  # round-robin, so a burst of load elsewhere hits every case alike
+    for _ in range(rounds):
         for name, run in cases.items():
             gc.collect()
             start = time.perf_counter()
             await run()
-            walls[name].append(time.perf_counter() - start)
-    per_call = {name: min(values) / n for name, values in walls.items()}
-    for name, seconds in per_call.items():
-        print(f"  {name:48} {seconds * 1e6:8.0f} µs per call")
-    ratio = per_call["CustomAsyncToolNode"] / per_call["ToolNode.ainvoke"]
-    print(f"hand-built / ToolNode.ainvoke per-call overhead: {ratio:.2f}x (<= 1.00x: matches or beats it)")
+            best[name] = min(best.get(name, math.inf), time.perf_counter() - start)
+    base = best["tool.ainvoke, one after another"] / n
+    return [
+        {"method": name, "per_call_us": seconds / n * 1e6, "ratio_to_tool_ainvoke": seconds / n / base}
+        for name, seconds in best.items()
+    ]
 
 
-def main(argv: list[str] | None = None) -> None:
+# Phases of one ToolNode.ainvoke call. A sample counts for the OUTERMOST frame on its stack that
+# matches one of these (file suffix, function names); everything else is "other".
+PHASES = [
+    ("input parsing (ToolNode._parse_input, injection)",
+     "langgraph/prebuilt/tool_node.py", {"_parse_input", "_inject_tool_args", "_inject_state",
+                                         "_inject_store", "_inject_runtime"}),
+    ("result combination (ToolNode._combine_tool_outputs)",
+     "langgraph/prebuilt/tool_node.py", {"_combine_tool_outputs"}),
+    ("signature inspection, per call (BaseTool._get_runnable_config_param)",
+     "langchain_core/tools/base.py", {"_get_runnable_config_param", "_get_type_hints"}),
+    ("signature inspection, per call (BaseTool._get_runnable_config_param)",
+     "langchain_core/utils/_signature.py", None),
+    ("argument validation (BaseTool._parse_input / _to_args_and_kwargs)",
+     "langchain_core/tools/base.py", {"_parse_input", "_to_args_and_kwargs", "_filter_injected_args",
+                                      "_prep_run_args"}),
+    ("ToolMessage construction (BaseTool._format_output)",
+     "langchain_core/tools/base.py", {"_format_output"}),
+    ("config and callback set-up (callbacks.manager, runnables.config)",
+     "langchain_core/callbacks/manager.py", None),
+    ("config and callback set-up (callbacks.manager, runnables.config)",
+     "langchain_core/runnables/config.py", None),
+    ("config and callback set-up (callbacks.manager, runnables.config)",
+     "langchain_core/tracers/context.py", None),
+    ("the tool itself", "helpers/batch.py", {"await_it"}),
+]
+# Time no phase above claims, by the file of the frame it was spent in (pyinstrument's "[self]"
+# frames count for their parent's file).
+GLUE = [
+    ("event loop and tasks (asyncio)", "/asyncio/"),
+    ("ToolNode's own code (_afunc, _arun_one, ToolCallRequest)", "langgraph/prebuilt/tool_node.py"),
+    ("BaseTool.ainvoke / arun bodies", "langchain_core/tools/"),
+]
+OTHER = "other"
+
+
+def _phase_of(frame) -> str | None:
+    path = (frame.file_path or "").replace("\\", "/")
+    for phase, suffix, functions in PHASES:
+        if path.endswith(suffix) and (functions is None or frame.function in functions):
+            return phase
+    return None
+
+
+def phases(n: int, runs: int) -> list[dict]:
+    """Profile `runs` ToolNode.ainvoke calls of `n` no-op tools; seconds per call by phase."""
+    from pyinstrument import Profiler
+
+    tools = make_timed_tools(n, 0.0, kind="async")
+    message = tool_calls_message(tools)
+    node = ToolNode(tools)
+
+    async def many():
+        for _ in range(runs):
+            await node.ainvoke([message], runtime=Runtime())
+
+    asyncio.run(many())  # warm up outside the profile
+    profiler = Profiler(interval=0.0001, async_mode="disabled")
+    profiler.start()
+    asyncio.run(many())
+    profiler.stop()
+    totals: dict[str, float] = {}
+
+    def walk(frame, parent_path: str) -> None:
+        phase = _phase_of(frame)
+        if phase is not None:
+            totals[phase] = totals.get(phase, 0.0) + frame.time
+            return
+        path = (frame.file_path or parent_path).replace("\\", "/")
+        if not frame.children:  # a leaf: its time is its own
+            glue = next((name for name, part in GLUE if part in path), OTHER)
+            totals[glue] = totals.get(glue, 0.0) + frame.time
+        for child in frame.children:
+            walk(child, path)
+
+    walk(profiler.last_session.root_frame(), "")
+    whole = sum(totals.values())
+    order = list(dict.fromkeys([phase for phase, _, _ in PHASES] + [name for name, _ in GLUE] + [OTHER]))
+    return [{"phase": phase, "share": totals.get(phase, 0.0) / whole} for phase in order]
+
+
+def scale_phases(phase_rows: list[dict], overhead_rows: list[dict]) -> list[dict]:
+    """Turn the profile's shares into µs per call of the unprofiled ToolNode.ainvoke (Part 2).
+
+    The profiler slows what it watches, so its absolute times are not the call's; its shares are.
+    """
+    per_call = next(r["per_call_us"] for r in overhead_rows if r["method"] == "ToolNode.ainvoke")
+    return [row | {"per_call_us": row["share"] * per_call} for row in phase_rows]
+
+
+def crossover(overhead_rows: list[dict], efficiency_rows: list[dict]) -> list[dict]:
+    """Latency above which N calls' serial overhead N*c is under 1 % of the wall (L + N*c)."""
+    per_call = {row["method"]: row["per_call_us"] / 1e6 for row in overhead_rows}
+    measured = {(r["method"], r["n"], r["latency"]): r.get("median") for r in efficiency_rows}
+    top_latency = max(r["latency"] for r in efficiency_rows)
+    out = []
+    for method in ("ToolNode.ainvoke", "hand-built", "lean"):
+        cost = per_call[method]
+        for n in (1, 64):
+            row = {"method": method, "n": n, "latency_for_1_percent": 99 * n * cost,
+                   "predicted_wall_over_L": 1 + n * cost / top_latency, "at_latency": top_latency}
+            got = measured.get((method, n, top_latency))
+            if got is not None:
+                row["measured_wall_over_L"] = got
+            out.append(row)
+    return out
+
+
+def _fmt(row: dict) -> str:
+    if "skipped" in row:
+        return "—"
+    return f"{row['median']:.3f}x"
+
+
+def print_report(record: dict) -> None:
+    facts = record["machine"]
+    versions = ", ".join(f"{k} {v}" for k, v in facts["versions"].items() if v)
+    print(f"{facts['cpus']} CPUs, default thread pool {facts['default_pool']}, Python {facts['python']}, "
+          f"{facts['platform']}; load average {facts['load_average_start']}")
+    print(f"{versions}\n")
+    rows = record["efficiency"]
+    for latency in sorted({r["latency"] for r in rows}):
+        ns = sorted({r["n"] for r in rows if r["latency"] == latency})
+        print(f"Part 1 - wall / L for N tools of L = {latency:g} s (median; 1.000x is the limit)")
+        print(f"  {'method':24}" + "".join(f"{f'N={n}':>10}" for n in ns))
+        for method in METHODS:
+            cells = {r["n"]: _fmt(r) for r in rows if r["latency"] == latency and r["method"] == method}
+            print(f"  {method:24}" + "".join(f"{cells.get(n, '—'):>10}" for n in ns))
+        print()
+    skipped = sorted({(r["method"], r["skipped"]) for r in rows
+                      if "skipped" in r and "~" not in r["skipped"]})
+    for method, why in skipped:
+        print(f"  {method}: not run ({why})")
+    print("  — where N x L (sequential) or ceil(N / pool) x L (ToolNode.invoke) exceeds the run budget\n")
+    n = record["config"]["overhead_calls"]
+    print(f"Part 2 - per-call overhead, {n} no-op calls (best of {record['config']['overhead_rounds']} "
+          "interleaved rounds)")
+    for row in record["overhead"]:
+        print(f"  {row['method']:44} {row['per_call_us']:8.1f} µs  "
+              f"{row['ratio_to_tool_ainvoke']:6.2f}x tool.ainvoke")
+    print(f"\nPart 3 - one ToolNode.ainvoke call by phase: pyinstrument's shares of "
+          f"{record['config']['phase_calls']} profiled no-op calls, times scaled to Part 2's unprofiled call")
+    for row in record["phases"]:
+        print(f"  {row['phase']:72} {row['per_call_us']:7.1f} µs {row['share']:6.1%}")
+    print("\nPart 4 - latency above which per-call overhead is < 1 % of the wall time")
+    for row in record["crossover"]:
+        check = ""
+        if "measured_wall_over_L" in row:
+            check = (f"; at L = {row['at_latency']:g} s: predicted {row['predicted_wall_over_L']:.3f}x, "
+                     f"measured {row['measured_wall_over_L']:.3f}x")
+        latency_ms = row["latency_for_1_percent"] * 1e3
+        print(f"  {row['method']:18} N = {row['n']:<3} L >= {latency_ms:8.2f} ms{check}")
+
+
+def markdown(record: dict) -> str:
+    """The record as the tables of docs/bench/results.md (generated: never edit by hand)."""
+    facts = record["machine"]
+    versions = ", ".join(f"{k} {v}" for k, v in facts["versions"].items() if v)
+    lines = [
+        "# Benchmark results",
+        "",
+        f"Generated by `make bench` on {facts['date']}: {facts['cpus']} CPUs (default thread pool "
+        f"{facts['default_pool']}), Python {facts['python']}, {facts['platform']}; load average "
+        f"{facts['load_average_start']} at the start, {facts['load_average_end']} at the end; {versions}. "
+        f"The run took {record['seconds']} s. How to read it: [../benchmark.md](../benchmark.md).",
+        "",
+    ]
+    rows = record["efficiency"]
+    for latency in sorted({r["latency"] for r in rows}):
+        ns = sorted({r["n"] for r in rows if r["latency"] == latency})
+        lines += [f"## Wall / L for N tools of L = {latency:g} s", "",
+                  "Median of the repetitions (smallest – largest); 1.000x is the limit; — not run "
+                  "(one run would take N x L, or ceil(N / pool) waves x L, beyond the run budget).", "",
+                  "| method | " + " | ".join(f"N = {n}" for n in ns) + " |",
+                  "|---|" + "---|" * len(ns)]
+        for method, description in METHODS.items():
+            cells = []
+            for n in ns:
+                key = (latency, n, method)
+                row = next((r for r in rows if (r["latency"], r["n"], r["method"]) == key), None)
+                cells.append("—" if row is None or "median" not in row
+                             else f"{row['median']:.3f}x ({row['min']:.3f}–{row['max']:.3f})")
+            lines.append(f"| {description} | " + " | ".join(cells) + " |")
+        lines.append("")
+    lines += [f"## Per-call overhead, {record['config']['overhead_calls']} no-op calls", "",
+              "| method | µs per call | × `tool.ainvoke` |", "|---|---|---|"]
+    lines += [f"| {r['method']} | {r['per_call_us']:.1f} | {r['ratio_to_tool_ainvoke']:.2f}x |"
+              for r in record["overhead"]]
+    lines += ["", "## One `ToolNode.ainvoke` call by phase", "",
+              "pyinstrument's shares, scaled to the unprofiled per-call time above.", "",
+              "| phase | µs per call | share |", "|---|---|---|"]
+    lines += [f"| {r['phase']} | {r['per_call_us']:.1f} | {r['share']:.1%} |" for r in record["phases"]]
+    lines += ["", "## Crossover: per-call overhead under 1 % of the wall time", "",
+              "| method | N | from L = | predicted / measured wall / L at the largest L |",
+              "|---|---|---|---|"]
+    for r in record["crossover"]:
+        check = (f"{r['predicted_wall_over_L']:.3f}x / {r['measured_wall_over_L']:.3f}x "
+                 f"at L = {r['at_latency']:g} s" if "measured_wall_over_L" in r else "—")
+        lines.append(f"| {r['method']} | {r['n']} | {r['latency_for_1_percent'] * 1e3:.1f} ms | {check} |")
+    return "\n".join(lines) + "\n"
+
+
+def plot(record: dict, out: Path) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    written = []
+    rows = [r for r in record["efficiency"] if "median" in r]
+    latencies = sorted({r["latency"] for r in rows})
+    fig, axes = plt.subplots(1, len(latencies), figsize=(6.4 * len(latencies), 4.2), dpi=110, sharey=True)
+    axes = list(axes) if len(latencies) > 1 else [axes]
+    for ax, latency in zip(axes, latencies, strict=True):
+        for method in METHODS:
+            points = sorted((r["n"], r["median"], r["min"], r["max"]) for r in rows
+                            if r["latency"] == latency and r["method"] == method)
+            if not points:
+                continue
+            ns, med, lo, hi = zip(*points, strict=True)
+            ax.errorbar(ns, med, yerr=[[m - a for m, a in zip(med, lo, strict=True)],
+                                       [b - m for m, b in zip(med, hi, strict=True)]],
+                        marker="o", capsize=2, label=method)
+        ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_title(f"L = {latency:g} s")
+        ax.set_xlabel("N tool calls")
+    axes[0].set_ylabel("wall / L  (1.0 = the limit)")
+    axes[-1].legend(fontsize=7, loc="upper left")
+    fig.suptitle(f"N tools of latency L ({record['machine']['cpus']} CPUs)")
+    fig.tight_layout()
+    written.append(out / "efficiency.png")
+    fig.savefig(written[-1])
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(7.5, 3.6), dpi=110)
+    names = [r["method"] for r in record["overhead"]]
+    ax.barh(names, [r["per_call_us"] for r in record["overhead"]], color="tab:blue")
+    ax.invert_yaxis()
+    ax.set_xlabel("µs per call, no-op tools")
+    ax.set_title("Per-call overhead")
+    fig.tight_layout()
+    written.append(out / "overhead.png")
+    fig.savefig(written[-1])
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(7.5, 3.6), dpi=110)
+    phase_rows = [r for r in record["phases"] if r["per_call_us"] > 0]
+    ax.barh([r["phase"].split(" (")[0] for r in phase_rows], [r["per_call_us"] for r in phase_rows],
+            color="tab:orange")
+    ax.invert_yaxis()
+    ax.set_xlabel("µs per call (pyinstrument samples)")
+    ax.set_title("Where one ToolNode.ainvoke call's time goes")
+    fig.tight_layout()
+    written.append(out / "phases.png")
+    fig.savefig(written[-1])
+    plt.close(fig)
+    return written
+
+
+def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--quick", action="store_true", help="fewer repeats, L = 0.1 s only")
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="small sizes, one latency: a few seconds")
+    parser.add_argument("--ns", help="comma-separated N values (default 1,4,16,64,256; quick 1,16,64)")
+    parser.add_argument("--out", type=Path, default=OUT, help=f"where to write bench.json and plots ({OUT})")
+    parser.add_argument("--latency", type=float, help="one latency L in seconds, instead of 0.05 and 0.5")
+    parser.add_argument("--overhead-calls", type=int, help="no-op calls per overhead run (400; quick 100)")
+    parser.add_argument("--phase-calls", type=int, help="no-op calls profiled by phase (2000; quick 200)")
+    parser.add_argument("--no-plots", action="store_true", help="write no PNG plots")
     args = parser.parse_args(argv)
-    repeats = 3 if args.quick else 5
-    latencies = [0.1] if args.quick else [0.1, 0.5, 1.0]
-    print(f"{os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.2f}\n")
-    asyncio.run(scaling([1, 8, 16, 32, 64], latencies, repeats))
-    asyncio.run(overhead(100, repeats * 4))
+
+    ns = [int(x) for x in args.ns.split(",")] if args.ns else ([1, 64] if args.quick else [1, 4, 16, 64, 256])
+    latencies = [args.latency] if args.latency else [0.05] if args.quick else [0.05, 0.5]
+    started = time.perf_counter()
+    config = {
+        "ns": ns, "latencies": latencies, "quick": args.quick,
+        "max_run_seconds": 0.4 if args.quick else 1.6,
+        "overhead_calls": args.overhead_calls or (100 if args.quick else 400),
+        "overhead_rounds": 3 if args.quick else 7,
+        "phase_calls": args.phase_calls or (200 if args.quick else 2000),
+    }
+    record = {"machine": machine_facts(), "config": config}
+    # Everything imported so far lives for the whole run: move it out of the collector's sight, so
+    # the gc.collect() before each timed run is cheap and no gen-2 pause lands inside one.
+    gc.collect()
+    gc.freeze()
+    record["efficiency"] = asyncio.run(efficiency(
+        ns, latencies, lambda latency: 2 if args.quick else 3 if latency >= 0.5 else 5,
+        config["max_run_seconds"]))
+    record["overhead"] = asyncio.run(overhead(config["overhead_calls"], config["overhead_rounds"]))
+    batch = min(100, config["phase_calls"])
+    record["phases"] = scale_phases(phases(batch, max(1, config["phase_calls"] // batch)), record["overhead"])
+    record["crossover"] = crossover(record["overhead"], record["efficiency"])
+    record["machine"]["load_average_end"] = machine_facts()["load_average_start"]
+    record["seconds"] = round(time.perf_counter() - started, 1)
+    args.out.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(record, indent=1, ensure_ascii=False) + "\n"
+    (args.out / "bench.json").write_text(text, encoding="utf-8")
+    (args.out / "results.md").write_text(markdown(record), encoding="utf-8")
+    print_report(record)
+    written = [] if args.no_plots else plot(record, args.out)
+    files = [args.out / "bench.json", args.out / "results.md", *written]
+    shown = [str(p.relative_to(ROOT)) if p.is_relative_to(ROOT) else str(p) for p in files]
+    print(f"\nwrote {', '.join(shown)} in {record['seconds']} s", file=sys.stderr)
+    return record
 
 
 if __name__ == "__main__":

@@ -1,0 +1,72 @@
+"""The compatibility table is generated from the record `make compat` writes: check the generator
+on a small record (the matrix itself runs only under `make compat`)."""
+
+from __future__ import annotations
+
+from helpers.compat import ABSENT, DIFFERS, HOLDS, classify, lessons_that_differ, markdown, statuses
+
+T1 = "tests/contracts/test_03_builtin_toolnode.py::test_default_handler"
+T2 = "tests/contracts/test_03_builtin_toolnode.py::test_runtime_fix"
+T3 = "tests/contracts/test_07_inside_toolnode.py::test_tool_runtime"
+
+
+def entry(name, versions, results, reference=False, note=""):
+    keys = ("langgraph", "langgraph-prebuilt", "langchain-core", "langchain")
+    return {"name": name, "reference": reference, "note": note, "pins": [],
+            "versions": dict(zip(keys, versions, strict=True)), "results": results}
+
+
+OLD = entry("langgraph 0.6.11", ("0.6.11", "0.6.5", "0.3.86", "0.3.30"), {
+    T1: {"lesson": "03_builtin_toolnode", "outcome": "failed", "exception": "AssertionError",
+         "message": "assert 'Error: boom' == 'crash'"},
+    T2: {"lesson": "03_builtin_toolnode", "outcome": "failed", "exception": "TypeError",
+         "message": "TypeError: ToolNode._func() got an unexpected keyword argument 'runtime'"},
+    "tests/contracts/test_07_inside_toolnode.py": {
+        "outcome": "collection-error", "exception": "ImportError",
+        "message": "ImportError: cannot import name 'ToolRuntime'"},
+}, note="an old one")
+PINNED = entry("langgraph 1.2.24", ("1.2.24", "1.1.3", "1.8.3", "1.5.2"), {
+    T1: {"lesson": "03_builtin_toolnode", "outcome": "passed"},
+    T2: {"lesson": "03_builtin_toolnode", "outcome": "passed"},
+    T3: {"lesson": "07_inside_toolnode", "outcome": "passed"},
+}, reference=True)
+DATA = {"date": "2026-11-30", "commit": "abc1234", "seconds": 100.0, "cpus": 2, "entries": [OLD, PINNED]}
+
+
+def test_outcomes_are_holds_differs_or_absent():
+    assert classify({"outcome": "passed"}) == (HOLDS, "")
+    assert classify({"outcome": "failed", "exception": "AssertionError", "message": "x"}) == (DIFFERS, "x")
+    assert classify({"outcome": "failed", "exception": "ImportError", "message": "y"})[0] == ABSENT
+    assert classify(None)[0] == ABSENT
+
+
+def test_a_test_whose_module_cannot_import_is_absent_there():
+    table = statuses(DATA)
+    assert table[T3] == {"langgraph 0.6.11": (ABSENT, "ImportError: cannot import name 'ToolRuntime'"),
+                         "langgraph 1.2.24": (HOLDS, "")}
+    assert table[T2]["langgraph 0.6.11"][0] == ABSENT  # runtime= is an API the old release lacks
+    assert table[T1]["langgraph 0.6.11"] == (DIFFERS, "assert 'Error: boom' == 'crash'")
+
+
+def test_the_table_names_each_lesson_first_and_last_release_and_what_was_observed():
+    text = markdown(DATA)
+    assert "| langgraph 1.2.24 (the course's pins) | 1.2.24 | 1.1.3 | 1.8.3 | 1.5.2 |" in text
+    assert "langgraph 0.6.11: an old one" in text
+    assert "## 03_builtin_toolnode" in text and "## 07_inside_toolnode" in text
+    assert "| `test_default_handler` | ✗ [1] | ✓ | langgraph 1.2.24 | langgraph 1.2.24 |" in text
+    assert "[1] assert 'Error: boom' == 'crash'" in text
+    assert "| `test_tool_runtime` | n/a | ✓ |" in text
+    change = ("- `test_default_handler` (03_builtin_toolnode): "
+              "langgraph 0.6.11 differs, langgraph 1.2.24 holds")
+    assert change in text
+
+
+def test_the_doctor_learns_which_lessons_differ_for_the_installed_versions():
+    old = {"langgraph": "0.6.11", "langgraph-prebuilt": "0.6.5", "langchain-core": "0.3.86"}
+    assert lessons_that_differ(old, DATA) == ("langgraph 0.6.11", {"03_builtin_toolnode": 2,
+                                                                   "07_inside_toolnode": 1})
+    same_minor = {"langgraph": "0.6.3", "langgraph-prebuilt": "0.6.1", "langchain-core": "0.3.70"}
+    assert lessons_that_differ(same_minor, DATA)[0] == "langgraph 0.6.11"
+    pinned = {"langgraph": "1.2.24", "langgraph-prebuilt": "1.1.3", "langchain-core": "1.8.3"}
+    assert lessons_that_differ(pinned, DATA) == ("langgraph 1.2.24", {})
+    assert lessons_that_differ({"langgraph": "9.9.9"}, DATA) == (None, {})
