@@ -10,6 +10,7 @@ Taught in `docs/compatibility.md` (generated) and reported by `make doctor`.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
@@ -18,6 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "docs" / "compatibility.json"
 PACKAGES = ("langgraph", "langgraph-prebuilt", "langchain-core", "langchain")
 HOLDS, DIFFERS, ABSENT = "holds", "differs", "n/a"
+_SITE = re.compile(r" [(][^)]*site-packages[^)]*[)]")  # "(/path/to/site-packages/...)" in messages
 # Failures that mean "this release has no such API", not "the behaviour is different".
 _ABSENT_ERRORS = ("ImportError", "ModuleNotFoundError", "AttributeError")
 _ABSENT_MESSAGES = {
@@ -118,13 +120,28 @@ def markdown(data: Mapping) -> str:
         lines.append(f"| {label} | " + " | ".join(versions.get(p) or "—" for p in PACKAGES) + " |")
     lines += [f"\n{entry['name']}: {entry['note']}" for entry in entries if entry.get("note")]
     lines += ["", "## What changes across the matrix", ""]
-    changes = []
+    groups: dict[tuple[str, ...], list[str]] = {}
     for nodeid, row in table.items():
-        states = [row[name][0] for name in names]
-        if len(set(states)) > 1:
-            changes.append(f"- `{_short(nodeid)}` ({lesson_of(data, nodeid)}): "
-                           + ", ".join(f"{name} {state}" for name, state in zip(names, states, strict=True)))
-    lines += changes or ["Nothing: every behaviour holds on every release."]
+        states = tuple(row[name][0] for name in names)
+        if set(states) != {HOLDS}:
+            groups.setdefault(states, []).append(nodeid)
+    symbol = {HOLDS: "✓", DIFFERS: "✗", ABSENT: "n/a"}
+    if groups:
+        lines += ["| behaviours | lessons | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
+        for states, nodeids in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+            lessons = sorted({lesson_of(data, nodeid)[:2] for nodeid in nodeids})
+            what = (f"{len(nodeids)} tests" if len(nodeids) > 3
+                    else ", ".join(f"`{_short(n)}`" for n in nodeids))
+            lines.append(f"| {what} | {', '.join(lessons)} | " + " | ".join(symbol[s] for s in states) + " |")
+    else:
+        lines.append("Nothing: every behaviour holds on every release.")
+    causes = []
+    for entry in entries:
+        found = sorted({rec["message"] for rec in entry["results"].values()
+                        if rec.get("outcome") == "collection-error"})
+        causes += [f"- {entry['name']}: {_SITE.sub('', cause)}" for cause in found]
+    if causes:
+        lines += ["", "Why whole test modules are n/a (their imports fail on that release):", "", *causes]
     by_lesson: dict[str, list[str]] = {}
     for nodeid in table:
         by_lesson.setdefault(lesson_of(data, nodeid), []).append(nodeid)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import sysconfig
 
 import pytest
 
@@ -24,6 +25,8 @@ def _summary(report) -> tuple[str, str]:
         causes = [line.removeprefix("E   ").strip() for line in lines if "Error: " in line]
         text = causes[-1] if causes else (lines[-1] if lines else "")
     first = text.strip().splitlines()[0] if text.strip() else ""
+    for local, shown in ((sysconfig.get_paths()["purelib"], "site-packages"), (os.getcwd() + os.sep, "")):
+        first = first.replace(local, shown)  # no machine path in the committed record
     kind = first.split(":", 1)[0] if ":" in first else type(report.longrepr).__name__
     return kind.strip(), first[:300]
 
