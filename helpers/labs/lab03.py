@@ -151,7 +151,7 @@ def check_policy(build_node: Any) -> str:
                 raise fail(f"{where_case}: the run stopped, but the policy says {POLICY[case]}.", key=key,
                            where=pitfalls if "awrap" in hint else (matrix if hint else default),
                            expected=POLICY[case],
-                           observed=f"{type(raised).__name__}: {str(raised).splitlines()[0]}"[:200] + hint)
+                           observed=f"{type(raised).__name__}: {' '.join(str(raised).split())}"[:160] + hint)
             message = out[0] if isinstance(out, list) and out else None
             if not isinstance(message, ToolMessage):
                 raise fail(f"{where_case}: no ToolMessage came back.", key=key, where=matrix,

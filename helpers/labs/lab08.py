@@ -132,7 +132,9 @@ def check_guard(build_graph: Any) -> str:
         wanted = ["/tmp/old.log"] if answer == "yes" else []
         if effects.deleted != wanted:
             raise fail(f"{label}: the deletion did not follow the answer {answer!r}.", key=key,
-                       where=approval, expected=f"deleted == {wanted}", observed=f"deleted == {effects.deleted}")
+                       where=approval, expected=f"deleted == {wanted}", observed=f"deleted == {effects.deleted}"
+                       + (" — ToolNode runs every call of the last AIMessage, answered or not: refuse "
+                          "inside ToolNode (an interceptor on both paths)" if effects.deleted else ""))
         if len(effects.sent) != 1:
             raise fail(f"{label}: the email was sent {len(effects.sent)} times.", key=key,
                        where=section(LESSON, "Human approval with `interrupt()`"),
