@@ -17,9 +17,22 @@ from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.types import Command, Send, interrupt
 
-from helpers.labs import LABS, NAMES, SOLUTIONS, CheckFailed, run_async, solution_regions, solution_text
+from helpers.labs import (
+    LABS,
+    NAMES,
+    SOLUTIONS,
+    CheckFailed,
+    lab01,
+    lab02,
+    lab03,
+    lab05,
+    lab06,
+    lab08,
+    run_async,
+    solution_regions,
+    solution_text,
+)
 from helpers.labs import build as labs_build
-from helpers.labs import lab01, lab02, lab03, lab05, lab06, lab08
 
 MODULES = {"01": lab01, "02": lab02, "03": lab03, "05": lab05, "06": lab06, "08": lab08}
 
@@ -71,14 +84,18 @@ def test_every_exercise_has_a_region_a_check_and_hints(number):
 
 def test_starter_stub_says_what_to_write():
     source = "def f(x):\n    # BEGIN SOLUTION q1: Return x doubled.\n    return 2 * x\n    # END SOLUTION\n"
-    assert labs_build.starter_source(source) == 'def f(x):\n    raise NotImplementedError("Return x doubled.")'
+    assert (
+        labs_build.starter_source(source) == 'def f(x):\n    raise NotImplementedError("Return x doubled.")'
+    )
     source = '# BEGIN SOLUTION q1: Fill in "?".\nA = 1\n# starter: A = "?"\n# END SOLUTION'
     assert labs_build.starter_source(source) == 'A = "?"\nraise NotImplementedError("Fill in \\"?\\".")'
 
 
 def test_starter_links_point_from_labs():
-    assert labs_build.relink("[a](../../notebooks/x.ipynb) [b](../02_y.ipynb) [c](../README.md)") == \
-        "[a](../notebooks/x.ipynb) [b](02_y.ipynb) [c](README.md)"
+    assert (
+        labs_build.relink("[a](../../notebooks/x.ipynb) [b](../02_y.ipynb) [c](../README.md)")
+        == "[a](../notebooks/x.ipynb) [b](02_y.ipynb) [c](README.md)"
+    )
 
 
 # -- lab 01 ---------------------------------------------------------------------------------------------
@@ -190,24 +207,32 @@ def test_lab02_accepts_the_solution_and_rejects_crashes_timeouts_and_fake_limits
     class NoTryExcept(WaitForNode):  # the seed's minimal node: one failure sinks the batch
         async def one(self, call, limit):
             if call["name"] not in self.tools:
-                return ToolMessage(f"unknown; use one of {list(self.tools)}", tool_call_id=call["id"],
-                                   status="error")
-            return ToolMessage(str(await self.tools[call["name"]].ainvoke(call["args"])),
-                               tool_call_id=call["id"])
+                return ToolMessage(
+                    f"unknown; use one of {list(self.tools)}", tool_call_id=call["id"], status="error"
+                )
+            return ToolMessage(
+                str(await self.tools[call["name"]].ainvoke(call["args"])), tool_call_id=call["id"]
+            )
 
     class SemaphorePerCall(WaitForNode):
         def limit_for(self, shared):
             return asyncio.Semaphore(self.max_concurrency) if self.max_concurrency else shared
 
     rejected(lab02.q1, {"MyToolNode": NoTryExcept}, "raised instead of answering", "ValidationError")
-    rejected(lab02.q1, {"MyToolNode": WaitForNode}, "own TimeoutError was reported as the node's timeout",
-             "tell them apart")
+    rejected(
+        lab02.q1,
+        {"MyToolNode": WaitForNode},
+        "own TimeoutError was reported as the node's timeout",
+        "tell them apart",
+    )
 
     class FixedTimeout(WaitForNode):  # timeouts told apart, but a semaphore per call
         async def one(self, call, limit):
             tool_ = self.tools.get(call["name"])
             if tool_ is None:
-                return ToolMessage(f"use one of: {', '.join(self.tools)}", tool_call_id=call["id"], status="error")
+                return ToolMessage(
+                    f"use one of: {', '.join(self.tools)}", tool_call_id=call["id"], status="error"
+                )
             async with self.limit_for(limit):
                 try:
                     async with asyncio.timeout(self.timeout) as scope:
@@ -222,7 +247,9 @@ def test_lab02_accepts_the_solution_and_rejects_crashes_timeouts_and_fake_limits
     class FakeLimit(FixedTimeout, SemaphorePerCall):
         pass
 
-    rejected(lab02.q1, {"MyToolNode": FakeLimit}, "max_concurrency=3 was not kept", "a Semaphore created per call")
+    rejected(
+        lab02.q1, {"MyToolNode": FakeLimit}, "max_concurrency=3 was not kept", "a Semaphore created per call"
+    )
 
 
 # -- lab 03 ---------------------------------------------------------------------------------------------
@@ -234,8 +261,12 @@ def test_lab03_accepts_the_solution_and_rejects_configurations_that_silently_dif
 
     def with_true(tools):
         node = solution(tools)
-        return ToolNode(tools, handle_tool_errors=True, wrap_tool_call=node._wrap_tool_call,
-                        awrap_tool_call=node._awrap_tool_call)
+        return ToolNode(
+            tools,
+            handle_tool_errors=True,
+            wrap_tool_call=node._wrap_tool_call,
+            awrap_tool_call=node._awrap_tool_call,
+        )
 
     def async_only(tools):
         return ToolNode(tools, awrap_tool_call=solution(tools)._awrap_tool_call)
@@ -245,8 +276,12 @@ def test_lab03_accepts_the_solution_and_rejects_configurations_that_silently_dif
 
     rejected(lab03.q1, {"build_node": with_true}, "the retry never saw an exception")
     rejected(lab03.q1, {"build_node": async_only}, "skipped by sync invoke")
-    rejected(lab03.q1, {"build_node": exception_tuple}, "bad arguments under invoke",
-             "switches off the default answer to argument errors")
+    rejected(
+        lab03.q1,
+        {"build_node": exception_tuple},
+        "bad arguments under invoke",
+        "switches off the default answer to argument errors",
+    )
 
 
 def test_lab03_a_handler_for_everything_lets_the_bug_reach_the_model():
@@ -265,10 +300,14 @@ def test_lab05_accepts_right_predictions_and_explains_wrong_ones(capsys):
     lab05.q1.check(ns)
     lab05.q2.check(ns)
     assert capsys.readouterr().out.count("✔") == 2
-    shapes = dict(ns["SHAPES"], B="[ToolMessage, ToolMessage]",
-                  F="[Command(graph=PARENT, update={'messages': [ToolMessage]}, goto=[Send('A'), Send('B')])]")
-    message = rejected(lab05.q1, {"SHAPES": shapes}, "2 of 6 predictions differ", "its own input kind",
-                       "updates DROPPED")
+    shapes = dict(
+        ns["SHAPES"],
+        B="[ToolMessage, ToolMessage]",
+        F="[Command(graph=PARENT, update={'messages': [ToolMessage]}, goto=[Send('A'), Send('B')])]",
+    )
+    message = rejected(
+        lab05.q1, {"SHAPES": shapes}, "2 of 6 predictions differ", "its own input kind", "updates DROPPED"
+    )
     assert "look at:  lesson 05" in message
     contents = dict(ns["CONTENTS"], forecast="{'city': 'Paris', 'temp': '25 °C'}", reserve="None")
     rejected(lab05.q2, {"CONTENTS": contents}, "json.dumps", "'null'")
@@ -286,7 +325,9 @@ def test_lab06_accepts_the_solution_and_rejects_hand_offs_that_lose_messages(cap
     def route_from_the_tool(nodes: list[str], tool_call_id: Annotated[str, InjectedToolCallId]) -> Command:
         """Ask the parent graph to run these nodes."""
         answer = ToolMessage("handing over", tool_call_id=tool_call_id)
-        return Command(graph=Command.PARENT, goto=[Send(n, None) for n in nodes], update={"messages": [answer]})
+        return Command(
+            graph=Command.PARENT, goto=[Send(n, None) for n in nodes], update={"messages": [answer]}
+        )
 
     def just_the_tool_node(tools):
         team = StateGraph(lab06.ParentState)
@@ -299,11 +340,19 @@ def test_lab06_accepts_the_solution_and_rejects_hand_offs_that_lose_messages(cap
             def hand_off(state):
                 asked = next(m for m in reversed(state["messages"]) if isinstance(m, AIMessage))
                 answers = [m for m in state["messages"] if isinstance(m, ToolMessage) and keep(m)]
-                sends = [Send(n, None) for c in asked.tool_calls if c["name"] == "route_to" for n in c["args"]["nodes"]]
+                sends = [
+                    Send(n, None)
+                    for c in asked.tool_calls
+                    if c["name"] == "route_to"
+                    for n in c["args"]["nodes"]
+                ]
                 if not sends:
                     return {}
-                return Command(graph=Command.PARENT, goto=sends[0].node if keep is None else sends,
-                               update={"messages": answers})
+                return Command(
+                    graph=Command.PARENT,
+                    goto=sends[0].node if keep is None else sends,
+                    update={"messages": answers},
+                )
 
             team = StateGraph(lab06.ParentState)
             team.add_node("tools", ToolNode(tools))
@@ -314,10 +363,18 @@ def test_lab06_accepts_the_solution_and_rejects_hand_offs_that_lose_messages(cap
 
         return build_team
 
-    rejected(lab06.q1, {"route_to": route_from_the_tool, "build_team": just_the_tool_node},
-             "no ToolMessage answers", "call_0_0 (route_to), call_0_1 (route_to)")
-    rejected(lab06.q1, {"route_to": ns["route_to"], "build_team": forwarding(lambda m: m.name == "route_to")},
-             "a hand-off and a lookup", "call_0_1 (lookup_weather)")
+    rejected(
+        lab06.q1,
+        {"route_to": route_from_the_tool, "build_team": just_the_tool_node},
+        "no ToolMessage answers",
+        "call_0_0 (route_to), call_0_1 (route_to)",
+    )
+    rejected(
+        lab06.q1,
+        {"route_to": ns["route_to"], "build_team": forwarding(lambda m: m.name == "route_to")},
+        "a hand-off and a lookup",
+        "call_0_1 (lookup_weather)",
+    )
 
 
 # -- lab 08 ---------------------------------------------------------------------------------------------
@@ -334,8 +391,12 @@ def _loop(model, tools, checkpointer, **tool_node_options):
 def _approval(dangerous):
     def ask(request):
         if dangerous(request) and interrupt({"approve?": request.tool_call["name"]}) != "yes":
-            return ToolMessage("The user refused.", name=request.tool_call["name"],
-                               tool_call_id=request.tool_call["id"], status="error")
+            return ToolMessage(
+                "The user refused.",
+                name=request.tool_call["name"],
+                tool_call_id=request.tool_call["id"],
+                status="error",
+            )
         return None
 
     def wrap(request, execute):
@@ -353,18 +414,30 @@ def test_lab08_accepts_the_solution_and_rejects_bypassable_or_repeating_guards(c
     assert "✔ q1 passed" in capsys.readouterr().out
 
     wrap, awrap = _approval(lambda r: r.tool_call["name"] == "delete_file")  # lesson 08's interceptor
-    rejected(lab08.q1, {"build_graph": lambda m, t, c: _loop(m, t, c, wrap_tool_call=wrap, awrap_tool_call=awrap)},
-             "the email was sent 2 times", "re-runs the interrupted node")
+    rejected(
+        lab08.q1,
+        {"build_graph": lambda m, t, c: _loop(m, t, c, wrap_tool_call=wrap, awrap_tool_call=awrap)},
+        "the email was sent 2 times",
+        "re-runs the interrupted node",
+    )
     wrap, awrap = _approval(lambda r: r.tool.metadata.get("requires_approval"))
-    rejected(lab08.q1, {"build_graph": lambda m, t, c: _loop(m, t, c, awrap_tool_call=awrap)},
-             "deleted before anyone approved", "awrap_tool_call` alone is skipped")
+    rejected(
+        lab08.q1,
+        {"build_graph": lambda m, t, c: _loop(m, t, c, awrap_tool_call=awrap)},
+        "deleted before anyone approved",
+        "awrap_tool_call` alone is skipped",
+    )
 
     def refuse_in_the_approval_node(model, tools, checkpointer):  # ToolNode still runs the call
         def approve(state):
             risky = [c for c in state["messages"][-1].tool_calls if c["name"] == "delete_file"]
             if risky and interrupt("approve?") != "yes":
-                return {"messages": [ToolMessage("refused", name=c["name"], tool_call_id=c["id"], status="error")
-                                     for c in risky]}
+                return {
+                    "messages": [
+                        ToolMessage("refused", name=c["name"], tool_call_id=c["id"], status="error")
+                        for c in risky
+                    ]
+                }
             return {}
 
         builder = StateGraph(MessagesState)
@@ -377,11 +450,16 @@ def test_lab08_accepts_the_solution_and_rejects_bypassable_or_repeating_guards(c
         builder.add_edge("tools", "llm")
         return builder.compile(checkpointer=checkpointer)
 
-    rejected(lab08.q1, {"build_graph": refuse_in_the_approval_node}, "did not follow the answer 'no'",
-             "ToolNode runs every call of the last AIMessage")
+    rejected(
+        lab08.q1,
+        {"build_graph": refuse_in_the_approval_node},
+        "did not follow the answer 'no'",
+        "ToolNode runs every call of the last AIMessage",
+    )
     by_name = solution_namespace("08")  # the solution, with the danger decided by the tool's name
     source = solution_text("08", "q1").replace(
-        'return bool((tool.metadata or {}).get("requires_approval"))', 'return tool.name == "delete_file"')
+        'return bool((tool.metadata or {}).get("requires_approval"))', 'return tool.name == "delete_file"'
+    )
     assert "delete_file" in source
     exec(compile(source, "<by name>", "exec"), by_name)  # noqa: S102 - our own solution, edited
     rejected(lab08.q1, by_name, "purge_cache", "decide by the tool's metadata")
@@ -389,7 +467,8 @@ def test_lab08_accepts_the_solution_and_rejects_bypassable_or_repeating_guards(c
 
 # -- starters run: they fail only in exercise and check cells ----------------------------------------------
 FORGET = """
-for _name in [n for n in globals() if not n.startswith("_") and n not in ("In", "Out", "get_ipython", "exit", "quit")]:
+for _name in [n for n in globals() if not n.startswith("_")
+              and n not in ("In", "Out", "get_ipython", "exit", "quit")]:
     del globals()[_name]
 """  # a fresh namespace without `%reset -f`'s half second
 
@@ -403,15 +482,22 @@ def test_starters_fail_only_in_their_exercise_and_check_cells():
     for stem in NAMES.values():
         starter = nbformat.read(LABS / f"{stem}.ipynb", as_version=4)
         solution = nbformat.read(SOLUTIONS / f"{stem}.ipynb", as_version=4)
-        exercises = {labs_build.starter_source(c.source) for c in solution.cells if solution_regions(c.source)}
+        exercises = {
+            labs_build.starter_source(c.source) for c in solution.cells if solution_regions(c.source)
+        }
         combined.cells.append(nbformat.v4.new_code_cell(FORGET))
         first = len(combined.cells)
         for cell in starter.cells:
             cell.metadata["exercise"] = cell.source in exercises
             combined.cells.append(cell)
         spans[stem] = (first, len(combined.cells))
-    NotebookClient(combined, timeout=120, kernel_name="python3", allow_errors=True,
-                   resources={"metadata": {"path": str(LABS)}}).execute()
+    NotebookClient(
+        combined,
+        timeout=120,
+        kernel_name="python3",
+        allow_errors=True,
+        resources={"metadata": {"path": str(LABS)}},
+    ).execute()
 
     for stem, (first, last) in spans.items():
         for cell in combined.cells[first:last]:
@@ -434,18 +520,25 @@ def test_starters_fail_only_in_their_exercise_and_check_cells():
 def test_grade_reads_passed_not_yet_and_error():
     def cell(source, error=None):
         c = nbformat.v4.new_code_cell(source)
-        c.outputs = [nbformat.v4.new_output("error", ename=error[0], evalue=error[1], traceback=[])] if error else []
+        c.outputs = (
+            [nbformat.v4.new_output("error", ename=error[0], evalue=error[1], traceback=[])] if error else []
+        )
         return c
 
-    nb = nbformat.v4.new_notebook(cells=[
-        cell("q1.check()"),
-        cell("q2.check()", ("CheckFailed", "q2 — not yet: the calls did not overlap.\n  expected: ...")),
-        cell("x = 1 / 0", ("ZeroDivisionError", "division by zero")),
-        cell("q3.check()", ("NameError", "name 'q3' is not defined")),
-    ])
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            cell("q1.check()"),
+            cell("q2.check()", ("CheckFailed", "q2 — not yet: the calls did not overlap.\n  expected: ...")),
+            cell("x = 1 / 0", ("ZeroDivisionError", "division by zero")),
+            cell("q3.check()", ("NameError", "name 'q3' is not defined")),
+        ]
+    )
     rows = [(r.exercise, r.status, r.detail) for r in labs_build.grade(nb, "lab.ipynb")]
-    assert rows == [("q1", "passed", ""), ("q2", "not yet", "the calls did not overlap."),
-                    ("q3", "error", "ZeroDivisionError: division by zero")]
+    assert rows == [
+        ("q1", "passed", ""),
+        ("q2", "not yet", "the calls did not overlap."),
+        ("q3", "error", "ZeroDivisionError: division by zero"),
+    ]
     assert "1 of 3 exercises passed." in labs_build.table(labs_build.grade(nb, "lab.ipynb"))
 
 

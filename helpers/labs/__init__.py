@@ -58,8 +58,12 @@ def section(notebook: str, heading: str) -> str:
 
 def fail(summary: str, *, expected: str, observed: str, where: str, key: str = "") -> CheckFailed:
     """Build the one message shape every failed check uses."""
-    lines = [f"{key + ' — ' if key else ''}not yet: {summary}", f"  expected: {expected}",
-             f"  observed: {observed}", f"  look at:  {where}"]
+    lines = [
+        f"{key + ' — ' if key else ''}not yet: {summary}",
+        f"  expected: {expected}",
+        f"  observed: {observed}",
+        f"  look at:  {where}",
+    ]
     if key:
         lines.append(f"  stuck?    {key}.hint() for a nudge, {key}.hint(2) for more, {key}.solution()")
     return CheckFailed("\n".join(lines))
@@ -152,7 +156,9 @@ class Exercise:
         """Print hint `level` (1: a nudge; higher: more)."""
         level = max(1, min(level, len(self.hints)))
         more = f"  (more: {self.key}.hint({level + 1}))" if level < len(self.hints) else ""
-        text = f"Hint {level}/{len(self.hints)} for {self.key}: {' '.join(self.hints[level - 1].split())}{more}"
+        text = (
+            f"Hint {level}/{len(self.hints)} for {self.key}: {' '.join(self.hints[level - 1].split())}{more}"
+        )
         print(textwrap.fill(text, width=100, break_long_words=False, break_on_hyphens=False))
 
     def solution(self) -> None:
@@ -189,8 +195,11 @@ def solution_text(lab: str, key: str) -> str:
     found = []
     for cell in nbformat.read(path, as_version=4).cells:
         if cell.cell_type == "code" and any(k == key for k, _, _ in solution_regions(cell.source)):
-            found.append("\n".join(
-                line for line in cell.source.splitlines()
-                if not (BEGIN.match(line) or END.match(line) or STARTER.match(line))
-            ))
+            found.append(
+                "\n".join(
+                    line
+                    for line in cell.source.splitlines()
+                    if not (BEGIN.match(line) or END.match(line) or STARTER.match(line))
+                )
+            )
     return "\n\n".join(found) or f"(no region {key} in {path.name})"

@@ -16,8 +16,12 @@ def main(argv: list[str] | None = None) -> int:
     bld = sub.add_parser("build", help="regenerate labs/NN_*.ipynb (starters) from labs/solutions/")
     bld.add_argument("numbers", nargs="*", help=f"lab numbers ({', '.join(NAMES)}); default: all")
     rep = sub.add_parser("report", help="run lab notebooks headless; print a per-exercise table")
-    rep.add_argument("folder", nargs="?", default=str(LABS),
-                     help="a learner's labs/ (default) or a folder of collected notebooks")
+    rep.add_argument(
+        "folder",
+        nargs="?",
+        default=str(LABS),
+        help="a learner's labs/ (default) or a folder of collected notebooks",
+    )
     res = sub.add_parser("reset", help="restore starters, keeping a backup of the learner's file")
     res.add_argument("number", help=f"a lab number ({', '.join(NAMES)}) or 'all'")
     args = parser.parse_args(argv)

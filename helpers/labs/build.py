@@ -141,8 +141,13 @@ def run_notebook(path: Path, timeout: int = 120) -> nbformat.NotebookNode:
     from nbclient import NotebookClient
 
     nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
-                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    NotebookClient(
+        nb,
+        timeout=timeout,
+        kernel_name="python3",
+        allow_errors=True,
+        resources={"metadata": {"path": str(path.parent)}},
+    ).execute()
     return nb
 
 
@@ -151,10 +156,14 @@ def lab_notebooks(folder: Path) -> list[Path]:
     folder = Path(folder)
     if folder.is_file():
         return [folder]
-    found = [p for p in folder.rglob("*.ipynb")
-             if ".ipynb_checkpoints" not in p.parts and ".backups" not in p.parts
-             and "solutions" not in p.relative_to(folder).parts
-             and any(stem in p.stem for stem in NAMES.values())]
+    found = [
+        p
+        for p in folder.rglob("*.ipynb")
+        if ".ipynb_checkpoints" not in p.parts
+        and ".backups" not in p.parts
+        and "solutions" not in p.relative_to(folder).parts
+        and any(stem in p.stem for stem in NAMES.values())
+    ]
     return sorted(found)
 
 
@@ -164,8 +173,10 @@ def table(results: list[Result]) -> str:
 
     rows = [(r.notebook, r.exercise, r.status, r.detail[:90]) for r in results]
     passed = sum(r.status == "passed" for r in results)
-    return text_table(["notebook", "exercise", "status", "detail"], rows) + \
-        f"\n\n{passed} of {len(results)} exercises passed."
+    return (
+        text_table(["notebook", "exercise", "status", "detail"], rows)
+        + f"\n\n{passed} of {len(results)} exercises passed."
+    )
 
 
 def report(folder: Path) -> list[Result]:

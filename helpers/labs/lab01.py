@@ -45,8 +45,10 @@ def make_tools(recorder: CallRecorder | None = None, step: float = STEP) -> dict
 
         return StructuredTool.from_function(coroutine=look_up, name=name, description=f"{name} for a city")
 
-    return {"lookup_weather": build("lookup_weather", weather_report),
-            "lookup_attraction": build("lookup_attraction", attraction_report)}
+    return {
+        "lookup_weather": build("lookup_weather", weather_report),
+        "lookup_attraction": build("lookup_attraction", attraction_report),
+    }
 
 
 CALLS = [
@@ -107,9 +109,13 @@ def _overlap(a, b) -> bool:
 def check_run_calls(run_calls: Any) -> str:
     key, where = "q1", section(LESSON, "2. `asyncio.gather`: overlap the waits")
     if not asyncio.iscoroutinefunction(run_calls):
-        raise fail("`run_calls` is not an `async def` function.", key=key, where=where,
-                   expected="async def run_calls(calls, tools_by_name): ...",
-                   observed=f"{type(run_calls).__name__} {getattr(run_calls, '__name__', run_calls)!r}")
+        raise fail(
+            "`run_calls` is not an `async def` function.",
+            key=key,
+            where=where,
+            expected="async def run_calls(calls, tools_by_name): ...",
+            observed=f"{type(run_calls).__name__} {getattr(run_calls, '__name__', run_calls)!r}",
+        )
     recorder = CallRecorder()
     tools = make_tools(recorder)
     result = run_async(lambda: run_calls([dict(c) for c in CALLS], tools))
@@ -117,23 +123,41 @@ def check_run_calls(run_calls: Any) -> str:
     got = _pairs(result, key, where)
     if [i for i, _ in got] != [i for i, _ in want]:
         order_where = section(LESSON, "3. Results in argument order, completion in another")
-        raise fail("the answers are not in the order of the calls.", key=key, where=order_where,
-                   expected=f"ids {[i for i, _ in want]} (call order)",
-                   observed=f"ids {[i for i, _ in got]}"
-                   + (" — that is completion order: Tokyo's calls are the fastest"
-                      if [i for i, _ in got][:2] == ["call-4", "call-5"] else ""))
+        raise fail(
+            "the answers are not in the order of the calls.",
+            key=key,
+            where=order_where,
+            expected=f"ids {[i for i, _ in want]} (call order)",
+            observed=f"ids {[i for i, _ in got]}"
+            + (
+                " — that is completion order: Tokyo's calls are the fastest"
+                if [i for i, _ in got][:2] == ["call-4", "call-5"]
+                else ""
+            ),
+        )
     if got != want:
         bad = next(i for i, (g, w) in enumerate(zip(got, want, strict=True)) if g != w)
-        raise fail("an answer does not match its call.", key=key, where=where,
-                   expected=f"{want[bad]}", observed=f"{got[bad]}")
+        raise fail(
+            "an answer does not match its call.",
+            key=key,
+            where=where,
+            expected=f"{want[bad]}",
+            observed=f"{got[bad]}",
+        )
     ratio, peak = speedup(recorder), recorder.max_in_flight()
     if peak < 2 or ratio < MIN_SPEEDUP:
-        raise fail("the calls did not overlap.", key=key, where=where,
-                   expected=f"the six calls in flight together, a speed-up of at least {MIN_SPEEDUP}x",
-                   observed=f"at most {peak} call(s) in flight at once, a speed-up of {ratio:.2f}x "
-                   f"(wall {format_seconds(recorder.wall)} for {format_seconds(recorder.busy)} of calls)")
-    return (f"6 answers in call order, ids matched; the calls overlapped (speed-up {ratio:.2f}x, "
-            f"wall {format_seconds(recorder.wall)} for {format_seconds(recorder.busy)} of calls).")
+        raise fail(
+            "the calls did not overlap.",
+            key=key,
+            where=where,
+            expected=f"the six calls in flight together, a speed-up of at least {MIN_SPEEDUP}x",
+            observed=f"at most {peak} call(s) in flight at once, a speed-up of {ratio:.2f}x "
+            f"(wall {format_seconds(recorder.wall)} for {format_seconds(recorder.busy)} of calls)",
+        )
+    return (
+        f"6 answers in call order, ids matched; the calls overlapped (speed-up {ratio:.2f}x, "
+        f"wall {format_seconds(recorder.wall)} for {format_seconds(recorder.busy)} of calls)."
+    )
 
 
 def _answer(call: dict) -> str:
@@ -145,12 +169,21 @@ def _pairs(result: Any, key: str, where: str) -> list[tuple[str, str]]:
     try:
         pairs = [(str(i), str(r)) for i, r in result]
     except (TypeError, ValueError):
-        raise fail("`run_calls` should return a list of `(call id, result)` pairs.", key=key, where=where,
-                   expected="[('call-0', 'Paris: sunny, 25 °C'), ('call-1', 'Paris: the Louvre'), ...]",
-                   observed=repr(result)[:200]) from None
+        raise fail(
+            "`run_calls` should return a list of `(call id, result)` pairs.",
+            key=key,
+            where=where,
+            expected="[('call-0', 'Paris: sunny, 25 °C'), ('call-1', 'Paris: the Louvre'), ...]",
+            observed=repr(result)[:200],
+        ) from None
     if len(pairs) != len(CALLS):
-        raise fail("one answer per call is needed.", key=key, where=where,
-                   expected=f"{len(CALLS)} pairs", observed=f"{len(pairs)}: {pairs!r}"[:200])
+        raise fail(
+            "one answer per call is needed.",
+            key=key,
+            where=where,
+            expected=f"{len(CALLS)} pairs",
+            observed=f"{len(pairs)}: {pairs!r}"[:200],
+        )
     return pairs
 
 
@@ -159,13 +192,18 @@ def check_trip_report(trip_report: Any) -> str:
     key = "q2"
     where = section(LESSON, "4. Dependent calls stay sequential")
     if not asyncio.iscoroutinefunction(trip_report):
-        raise fail("`trip_report` is not an `async def` function.", key=key, where=where,
-                   expected="async def trip_report(countries, capital, weather, sight): ...",
-                   observed=f"{type(trip_report).__name__}")
+        raise fail(
+            "`trip_report` is not an `async def` function.",
+            key=key,
+            where=where,
+            expected="async def trip_report(countries, capital, weather, sight): ...",
+            observed=f"{type(trip_report).__name__}",
+        )
     recorder = CallRecorder()
     lookups = make_lookups(recorder)
-    result = run_async(lambda: trip_report(list(COUNTRIES), lookups["capital"], lookups["weather"],
-                                           lookups["sight"]))
+    result = run_async(
+        lambda: trip_report(list(COUNTRIES), lookups["capital"], lookups["weather"], lookups["sight"])
+    )
     want = expected_report(COUNTRIES)
     if not isinstance(result, list) or [str(r) for r in result] != want:
         hint = ""
@@ -173,20 +211,30 @@ def check_trip_report(trip_report: Any) -> str:
             hint = " — `unknown` means a city lookup ran with the country, before its capital was known"
         elif isinstance(result, list) and sorted(map(str, result)) == sorted(want):
             hint = " — the right lines in completion order; keep the order of `countries`"
-        raise fail("the report is not right yet.", key=key, where=where,
-                   expected=f"{want}", observed=f"{result!r}{hint}"[:400])
+        raise fail(
+            "the report is not right yet.",
+            key=key,
+            where=where,
+            expected=f"{want}",
+            observed=f"{result!r}{hint}"[:400],
+        )
     calls = {c.label: c for c in recorder.calls}
     for country in COUNTRIES:
         city = capital_of(country)
         first = calls[f"capital({country})"]
         for label in (f"weather({city})", f"sight({city})"):
             if calls[label].start < first.end:
-                raise fail("a lookup started before the capital it needs was known.", key=key, where=where,
-                           expected=f"{label} to start after capital({country}) finished",
-                           observed=f"it started {format_seconds(first.end - calls[label].start)} earlier")
+                raise fail(
+                    "a lookup started before the capital it needs was known.",
+                    key=key,
+                    where=where,
+                    expected=f"{label} to start after capital({country}) finished",
+                    observed=f"it started {format_seconds(first.end - calls[label].start)} earlier",
+                )
     capitals = [calls[f"capital({c})"] for c in COUNTRIES]
-    pairs_overlap = all(_overlap(calls[f"weather({capital_of(c)})"], calls[f"sight({capital_of(c)})"])
-                        for c in COUNTRIES)
+    pairs_overlap = all(
+        _overlap(calls[f"weather({capital_of(c)})"], calls[f"sight({capital_of(c)})"]) for c in COUNTRIES
+    )
     countries_overlap = _overlap(capitals[0], capitals[1]) and _overlap(capitals[0], capitals[2])
     ratio = speedup(recorder)
     if not countries_overlap or not pairs_overlap or ratio < MIN_SPEEDUP:
@@ -195,28 +243,45 @@ def check_trip_report(trip_report: Any) -> str:
             missing.append("the three countries ran one after another")
         if not pairs_overlap:
             missing.append("weather and sight of a city ran one after another")
-        raise fail("the independent work did not overlap.", key=key,
-                   where=section(LESSON, "2. `asyncio.gather`: overlap the waits"),
-                   expected=f"countries handled together, and each city's two lookups together "
-                   f"(speed-up at least {MIN_SPEEDUP}x)",
-                   observed=f"{'; '.join(missing) or 'too little overlap'}: speed-up {ratio:.2f}x")
-    return (f"three reports in country order; each lookup waited for its capital; everything else "
-            f"overlapped (speed-up {ratio:.2f}x).")
+        raise fail(
+            "the independent work did not overlap.",
+            key=key,
+            where=section(LESSON, "2. `asyncio.gather`: overlap the waits"),
+            expected=f"countries handled together, and each city's two lookups together "
+            f"(speed-up at least {MIN_SPEEDUP}x)",
+            observed=f"{'; '.join(missing) or 'too little overlap'}: speed-up {ratio:.2f}x",
+        )
+    return (
+        f"three reports in country order; each lookup waited for its capital; everything else "
+        f"overlapped (speed-up {ratio:.2f}x)."
+    )
 
 
-q1 = Exercise("01", "q1", ("run_calls",), check_run_calls, (
-    "Start every call before waiting for any: build one coroutine per call, then await them together.",
-    "`await asyncio.gather(*(tools_by_name[c['name']].ainvoke(c['args']) for c in calls))` returns the "
-    "results in the order of its arguments — whatever order they finish in. Pair them with the ids: "
-    "`list(zip([c['id'] for c in calls], results))`.",
-))
-q2 = Exercise("01", "q2", ("trip_report",), check_trip_report, (
-    "Write a helper coroutine for ONE country (capital first, then the two city lookups together), "
-    "and gather that helper over all countries.",
-    "Inside the helper: `city = await capital(country)`, then "
-    "`w, s = await asyncio.gather(weather(city), sight(city))` and return "
-    "`f\"{country}: {w}; {s}\"`. Outside: `return list(await asyncio.gather(*(one(c) for c in "
-    "countries)))` — gather keeps the order of `countries`.",
-))
+q1 = Exercise(
+    "01",
+    "q1",
+    ("run_calls",),
+    check_run_calls,
+    (
+        "Start every call before waiting for any: build one coroutine per call, then await them together.",
+        "`await asyncio.gather(*(tools_by_name[c['name']].ainvoke(c['args']) for c in calls))` returns the "
+        "results in the order of its arguments — whatever order they finish in. Pair them with the ids: "
+        "`list(zip([c['id'] for c in calls], results))`.",
+    ),
+)
+q2 = Exercise(
+    "01",
+    "q2",
+    ("trip_report",),
+    check_trip_report,
+    (
+        "Write a helper coroutine for ONE country (capital first, then the two city lookups together), "
+        "and gather that helper over all countries.",
+        "Inside the helper: `city = await capital(country)`, then "
+        "`w, s = await asyncio.gather(weather(city), sight(city))` and return "
+        '`f"{country}: {w}; {s}"`. Outside: `return list(await asyncio.gather(*(one(c) for c in '
+        "countries)))` — gather keeps the order of `countries`.",
+    ),
+)
 
 __all__ = ["CALLS", "COUNTRIES", "TOOLS", "CheckFailed", "capital", "q1", "q2", "sight", "weather"]

@@ -74,8 +74,12 @@ def make_tools(attempts: Attempts | None = None) -> list[BaseTool]:
         rooms: dict[str, int] = {}
         return f"{city}: {rooms['free']} rooms free"  # KeyError: a bug, not an outage
 
-    return [counted(weather), counted(down), StructuredTool.from_function(lookup_trains),
-            StructuredTool.from_function(lookup_hotel)]
+    return [
+        counted(weather),
+        counted(down),
+        StructuredTool.from_function(lookup_trains),
+        StructuredTool.from_function(lookup_hotel),
+    ]
 
 
 def _run(node: ToolNode, call: tuple[str, dict], way: str) -> list[Any]:
@@ -117,8 +121,13 @@ def check_policy(build_node: Any) -> str:
             attempts = Attempts()
             node = build_node(make_tools(attempts))
             if not isinstance(node, ToolNode):
-                raise fail("`build_node` must return a ToolNode.", key=key, where=matrix,
-                           expected="ToolNode(tools, ...)", observed=repr(node)[:200])
+                raise fail(
+                    "`build_node` must return a ToolNode.",
+                    key=key,
+                    where=matrix,
+                    expected="ToolNode(tools, ...)",
+                    observed=repr(node)[:200],
+                )
             where_case = f"{case} under {way}"
             try:
                 out = _run(node, call, way)
@@ -131,53 +140,99 @@ def check_policy(build_node: Any) -> str:
             tries = attempts.counts.get(call[0], 0)
             if case == "a bug (KeyError)":
                 if raised is None:
-                    raise fail(f"{where_case}: the bug reached the model instead of stopping the run.",
-                               key=key, where=matrix, expected=POLICY[case], observed=_describe(out)
-                               + " — handle_tool_errors=True (or a catch-all handler) turns every "
-                               "exception into a message")
+                    raise fail(
+                        f"{where_case}: the bug reached the model instead of stopping the run.",
+                        key=key,
+                        where=matrix,
+                        expected=POLICY[case],
+                        observed=_describe(out)
+                        + " — handle_tool_errors=True (or a catch-all handler) turns every "
+                        "exception into a message",
+                    )
                 if not _caused_by(raised, KeyError):
-                    raise fail(f"{where_case}: the run stopped with another exception.", key=key,
-                               where=default, expected="KeyError('free')",
-                               observed=f"{type(raised).__name__}: {raised}"[:200])
+                    raise fail(
+                        f"{where_case}: the run stopped with another exception.",
+                        key=key,
+                        where=default,
+                        expected="KeyError('free')",
+                        observed=f"{type(raised).__name__}: {raised}"[:200],
+                    )
                 continue
             if raised is not None:
                 hint = ""
                 if isinstance(raised, ConnectionError) and way == "invoke" and tries == 1:
-                    hint = (" — no retry ran under invoke: an `awrap_tool_call` alone is skipped by "
-                            "sync invoke; give `wrap_tool_call` too")
+                    hint = (
+                        " — no retry ran under invoke: an `awrap_tool_call` alone is skipped by "
+                        "sync invoke; give `wrap_tool_call` too"
+                    )
                 elif case == "bad arguments":
-                    hint = (" — an exception type, a tuple or a narrowly annotated handler switches off "
-                            "the default answer to argument errors")
-                raise fail(f"{where_case}: the run stopped, but the policy says {POLICY[case]}.", key=key,
-                           where=pitfalls if "awrap" in hint else (matrix if hint else default),
-                           expected=POLICY[case],
-                           observed=f"{type(raised).__name__}: {' '.join(str(raised).split())}"[:160] + hint)
+                    hint = (
+                        " — an exception type, a tuple or a narrowly annotated handler switches off "
+                        "the default answer to argument errors"
+                    )
+                raise fail(
+                    f"{where_case}: the run stopped, but the policy says {POLICY[case]}.",
+                    key=key,
+                    where=pitfalls if "awrap" in hint else (matrix if hint else default),
+                    expected=POLICY[case],
+                    observed=f"{type(raised).__name__}: {' '.join(str(raised).split())}"[:160] + hint,
+                )
             message = out[0] if isinstance(out, list) and out else None
             if not isinstance(message, ToolMessage):
-                raise fail(f"{where_case}: no ToolMessage came back.", key=key, where=matrix,
-                           expected=POLICY[case], observed=repr(out)[:200])
+                raise fail(
+                    f"{where_case}: no ToolMessage came back.",
+                    key=key,
+                    where=matrix,
+                    expected=POLICY[case],
+                    observed=repr(out)[:200],
+                )
             if case == "ConnectionError once":
                 if message.status == "error" or tries != 2:
-                    raise fail(f"{where_case}: the retry did not happen.", key=key,
-                               where=section("08_interceptors", "Retry"), expected=POLICY[case],
-                               observed=f"{tries} attempt(s), then {_describe(out)}"
-                               + (" — with handle_tool_errors=True the failure is already a ToolMessage "
-                                  "inside `execute`, so your retry never sees an exception"
-                                  if tries == 1 else ""))
+                    raise fail(
+                        f"{where_case}: the retry did not happen.",
+                        key=key,
+                        where=section("08_interceptors", "Retry"),
+                        expected=POLICY[case],
+                        observed=f"{tries} attempt(s), then {_describe(out)}"
+                        + (
+                            " — with handle_tool_errors=True the failure is already a ToolMessage "
+                            "inside `execute`, so your retry never sees an exception"
+                            if tries == 1
+                            else ""
+                        ),
+                    )
             elif case == "ConnectionError twice":
-                if message.status != "error" or "lookup_traffic is unavailable" not in str(message.content) \
-                        or tries != 2:
-                    raise fail(f"{where_case}: not what the policy says.", key=key,
-                               where=section("08_interceptors", "Retry"), expected=POLICY[case],
-                               observed=f"{tries} attempt(s), then {_describe(out)}"
-                               + (" — the failure was already a ToolMessage inside `execute` "
-                                  "(handle_tool_errors=True, or one naming ConnectionError), so the retry "
-                                  "never saw an exception" if tries == 1 and message.status == "error" else ""))
+                if (
+                    message.status != "error"
+                    or "lookup_traffic is unavailable" not in str(message.content)
+                    or tries != 2
+                ):
+                    raise fail(
+                        f"{where_case}: not what the policy says.",
+                        key=key,
+                        where=section("08_interceptors", "Retry"),
+                        expected=POLICY[case],
+                        observed=f"{tries} attempt(s), then {_describe(out)}"
+                        + (
+                            " — the failure was already a ToolMessage inside `execute` "
+                            "(handle_tool_errors=True, or one naming ConnectionError), so the retry "
+                            "never saw an exception"
+                            if tries == 1 and message.status == "error"
+                            else ""
+                        ),
+                    )
             elif message.status != "error":
-                raise fail(f"{where_case}: expected an error answer.", key=key, where=matrix,
-                           expected=POLICY[case], observed=_describe(out))
-    return ("bad arguments answered, outage retried once then 'unavailable', a flaky call recovered, "
-            "the bug stopped the run, unknown tool answered — under invoke and ainvoke.")
+                raise fail(
+                    f"{where_case}: expected an error answer.",
+                    key=key,
+                    where=matrix,
+                    expected=POLICY[case],
+                    observed=_describe(out),
+                )
+    return (
+        "bad arguments answered, outage retried once then 'unavailable', a flaky call recovered, "
+        "the bug stopped the run, unknown tool answered — under invoke and ainvoke."
+    )
 
 
 def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
@@ -188,14 +243,21 @@ def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
     return False
 
 
-q1 = Exercise("03", "q1", ("build_node",), check_policy, (
-    "The default `handle_tool_errors` already answers bad arguments and lets every other exception "
-    "raise — keep it. What is missing is the retry, which an interceptor adds.",
-    "Write a sync `wrap_tool_call(request, execute)` that calls `execute(request)`, on ConnectionError "
-    "calls it once more, and on a second ConnectionError returns "
-    "`ToolMessage(f\"{name} is unavailable ...\", tool_call_id=request.tool_call['id'], status='error')`; "
-    "write the same as `async def` with `await execute(request)`, and pass both: "
-    "`ToolNode(tools, wrap_tool_call=..., awrap_tool_call=...)`.",
-))
+q1 = Exercise(
+    "03",
+    "q1",
+    ("build_node",),
+    check_policy,
+    (
+        "The default `handle_tool_errors` already answers bad arguments and lets every other exception "
+        "raise — keep it. What is missing is the retry, which an interceptor adds.",
+        "Write a sync `wrap_tool_call(request, execute)` that calls `execute(request)`, on ConnectionError "
+        "calls it once more, and on a second ConnectionError returns "
+        "`ToolMessage(f\"{name} is unavailable ...\", tool_call_id=request.tool_call['id'], "
+        "status='error')`; "
+        "write the same as `async def` with `await execute(request)`, and pass both: "
+        "`ToolNode(tools, wrap_tool_call=..., awrap_tool_call=...)`.",
+    ),
+)
 
 __all__ = ["CheckFailed", "POLICY", "make_tools", "q1"]

@@ -52,10 +52,14 @@ def _visit(name: str):
 
 
 TURNS = {
-    "two hand-offs": [{"name": "route_to", "args": {"nodes": ["A", "B"]}},
-                      {"name": "route_to", "args": {"nodes": ["B", "C"]}}],
-    "a hand-off and a lookup": [{"name": "route_to", "args": {"nodes": ["A"]}},
-                                {"name": "lookup_weather", "args": {"city": "Paris"}}],
+    "two hand-offs": [
+        {"name": "route_to", "args": {"nodes": ["A", "B"]}},
+        {"name": "route_to", "args": {"nodes": ["B", "C"]}},
+    ],
+    "a hand-off and a lookup": [
+        {"name": "route_to", "args": {"nodes": ["A"]}},
+        {"name": "lookup_weather", "args": {"city": "Paris"}},
+    ],
     "a lookup alone": [{"name": "lookup_weather", "args": {"city": "Paris"}}],
 }
 VISITS = {"two hand-offs": ["A", "B", "B", "C"], "a hand-off and a lookup": ["A"], "a lookup alone": []}
@@ -72,55 +76,85 @@ def check_hand_off(route_to: Any, build_team: Any) -> str:
     key = "q1"
     where = section(LESSON, "A hand-off that keeps the history valid")
     if getattr(route_to, "name", None) != "route_to":
-        raise fail("`route_to` must be a tool named route_to.", key=key, where=where,
-                   expected="@tool\ndef route_to(nodes: list[str]) -> ...", observed=repr(route_to)[:200])
+        raise fail(
+            "`route_to` must be a tool named route_to.",
+            key=key,
+            where=where,
+            expected="@tool\ndef route_to(nodes: list[str]) -> ...",
+            observed=repr(route_to)[:200],
+        )
     for turn in TURNS:
         try:
             final = run_turn(route_to, build_team, turn)
         except (CheckFailed, NotImplementedError):
             raise
         except Exception as exc:
-            raise fail(f"the parent graph failed on the turn with {turn}.", key=key, where=where,
-                       expected="the parent to run to the end",
-                       observed=f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]) \
-                from None
+            raise fail(
+                f"the parent graph failed on the turn with {turn}.",
+                key=key,
+                where=where,
+                expected="the parent to run to the end",
+                observed=f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300],
+            ) from None
         visited = final.get("visited", [])
         dangling = unanswered_tool_calls(final["messages"])
         answers = [m for m in final["messages"] if isinstance(m, ToolMessage)]
         if sorted(visited) != sorted(VISITS[turn]):
-            raise fail(f"turn with {turn}: the parent ran other nodes.", key=key,
-                       where=section(LESSON, "5. `Command.PARENT` with `Send`: merged into one Command"),
-                       expected=f"parent nodes {VISITS[turn]} (one Send per requested node)",
-                       observed=f"{visited}"
-                       + (" — a string goto reaches one node; a list of Sends reaches each"
-                          if len(visited) < len(VISITS[turn]) else ""))
+            raise fail(
+                f"turn with {turn}: the parent ran other nodes.",
+                key=key,
+                where=section(LESSON, "5. `Command.PARENT` with `Send`: merged into one Command"),
+                expected=f"parent nodes {VISITS[turn]} (one Send per requested node)",
+                observed=f"{visited}"
+                + (
+                    " — a string goto reaches one node; a list of Sends reaches each"
+                    if len(visited) < len(VISITS[turn])
+                    else ""
+                ),
+            )
         if dangling:
             names = {c["id"]: c["name"] for m in final["messages"] for c in getattr(m, "tool_calls", [])}
             lost = ", ".join(f"{i} ({names.get(i)})" for i in dangling)
-            raise fail(f"turn with {turn}: the parent's history has tool calls no ToolMessage answers.",
-                       key=key, where=where,
-                       expected="every tool call of the parent's AIMessage answered by a ToolMessage in "
-                       "the parent's state (a chat API rejects the next request otherwise)",
-                       observed=f"unanswered: {lost} — only a PARENT Command's own update reaches the parent "
-                       "(and ToolNode's merge of PARENT + Send Commands drops even that); the other "
-                       "calls' ToolMessages stay behind in the subgraph")
-        if "lookup_weather" in {c["name"] for c in TURNS[turn]} and \
-                not any(m.content == "Paris: sunny, 25 °C" for m in answers):
-            raise fail(f"turn with {turn}: lookup_weather's answer did not reach the parent.", key=key,
-                       where=where, expected="ToolMessage('Paris: sunny, 25 °C') in the parent's messages",
-                       observed=f"{[m.content for m in answers]}")
-    return ("two hand-offs ran A, B, B, C; a hand-off next to a lookup ran A and kept the weather; a lookup "
-            "alone handed nothing off — every tool call answered in the parent each time.")
+            raise fail(
+                f"turn with {turn}: the parent's history has tool calls no ToolMessage answers.",
+                key=key,
+                where=where,
+                expected="every tool call of the parent's AIMessage answered by a ToolMessage in "
+                "the parent's state (a chat API rejects the next request otherwise)",
+                observed=f"unanswered: {lost} — only a PARENT Command's own update reaches the parent "
+                "(and ToolNode's merge of PARENT + Send Commands drops even that); the other "
+                "calls' ToolMessages stay behind in the subgraph",
+            )
+        if "lookup_weather" in {c["name"] for c in TURNS[turn]} and not any(
+            m.content == "Paris: sunny, 25 °C" for m in answers
+        ):
+            raise fail(
+                f"turn with {turn}: lookup_weather's answer did not reach the parent.",
+                key=key,
+                where=where,
+                expected="ToolMessage('Paris: sunny, 25 °C') in the parent's messages",
+                observed=f"{[m.content for m in answers]}",
+            )
+    return (
+        "two hand-offs ran A, B, B, C; a hand-off next to a lookup ran A and kept the weather; a lookup "
+        "alone handed nothing off — every tool call answered in the parent each time."
+    )
 
 
-q1 = Exercise("06", "q1", ("route_to", "build_team"), check_hand_off, (
-    "A PARENT Command leaves the subgraph at once and takes only its own update with it. So: answer "
-    "every call first, then hand off once, carrying the answers.",
-    "Let `route_to` return a plain string, so ToolNode answers every call normally. After the ToolNode, "
-    "add a node that reads the last AIMessage's calls, collects the ToolMessages answering them, and "
-    "returns `Command(graph=Command.PARENT, goto=[Send(n, None) for each requested node], "
-    "update={'messages': answers})`. With no route_to call, return `{}` instead and let the subgraph end "
-    "normally.",
-))
+q1 = Exercise(
+    "06",
+    "q1",
+    ("route_to", "build_team"),
+    check_hand_off,
+    (
+        "A PARENT Command leaves the subgraph at once and takes only its own update with it. So: answer "
+        "every call first, then hand off once, carrying the answers.",
+        "Let `route_to` return a plain string, so ToolNode answers every call normally. After the ToolNode, "
+        "add a node that reads the last AIMessage's calls, collects the ToolMessages answering them, and "
+        "returns `Command(graph=Command.PARENT, goto=[Send(n, None) for each requested node], "
+        "update={'messages': answers})`. With no route_to call, return `{}` instead and let the subgraph end "
+        "normally.",
+    ),
+)
 
 __all__ = ["CheckFailed", "ParentState", "TURNS", "build_parent", "q1", "run_turn"]
