@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
+import time
 from typing import Annotated
 
 import nbformat
@@ -135,6 +136,43 @@ def test_lab01_accepts_the_solution_and_rejects_sequential_or_completion_order(c
 
     rejected(lab01.q2, {"trip_report": countries_in_turn}, "did not overlap", "one after another")
     rejected(lab01.q2, {"trip_report": everything_at_once}, "`unknown` means")
+
+
+async def stall(after: float, seconds: float = 0.3) -> None:
+    """Freeze the event loop for `seconds`, as a loaded machine does, `after` seconds from now."""
+    await asyncio.sleep(after)
+    time.sleep(seconds)
+
+
+@pytest.mark.timing
+@pytest.mark.parametrize("after", [0.005, 0.05], ids=["early", "late"])
+def test_lab01_verdicts_survive_a_stall(after, capsys):
+    ns = solution_namespace("01")
+
+    async def run_calls(calls, tools_by_name):
+        results, _ = await asyncio.gather(ns["run_calls"](calls, tools_by_name), stall(after))
+        return results
+
+    async def trip_report(countries, capital, weather, sight):
+        lines, _ = await asyncio.gather(ns["trip_report"](countries, capital, weather, sight), stall(after))
+        return lines
+
+    lab01.q1.check({"run_calls": run_calls})
+    lab01.q2.check({"trip_report": trip_report})
+    assert capsys.readouterr().out.count("✔") == 2
+
+
+@pytest.mark.timing
+def test_lab02_verdict_survives_a_stall(capsys):
+    node_class = solution_namespace("02")["MyToolNode"]
+
+    class Stalled(node_class):
+        async def __call__(self, state):
+            update, _ = await asyncio.gather(super().__call__(state), stall(0.005))
+            return update
+
+    lab02.q1.check({"MyToolNode": Stalled})
+    assert "✔ q1 passed" in capsys.readouterr().out
 
 
 def test_checks_run_inside_a_running_event_loop(capsys):

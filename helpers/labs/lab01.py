@@ -26,7 +26,10 @@ STEP = 0.02
 CITY_DELAY = {"Paris": 3, "London": 2, "Tokyo": 1}
 """Each city's calls take this many STEPs, so completion order differs from call order."""
 COUNTRY_DELAY = {"France": 3, "England": 2, "Japan": 1}
-MIN_SPEEDUP = 1.8
+MIN_SPEEDUP = 1.3
+"""A sequential run reads exactly 1.0x, a correct one 3-4x; the structural checks (how many calls were
+in flight at once, which overlapped) decide, the ratio confirms with a wide margin."""
+MIN_IN_FLIGHT = 4
 LESSON = "01_sequential_vs_gather"
 
 
@@ -96,9 +99,24 @@ def expected_report(countries: list[str]) -> list[str]:
     return [f"{c}: {weather_report(capital_of(c))}; {attraction_report(capital_of(c))}" for c in countries]
 
 
+def busy_time(recorder: CallRecorder) -> float:
+    """Seconds during which at least one call was running (the union of the calls' spans)."""
+    covered, end = 0.0, None
+    for call in recorder.calls:  # sorted by start
+        if end is None or call.start > end:
+            covered += call.seconds
+            end = call.end
+        elif call.end > end:
+            covered += call.end - end
+            end = call.end
+    return covered
+
+
 def speedup(recorder: CallRecorder) -> float:
-    """Summed busy time over wall time: 1.0 means one after another; N means N at once."""
-    return recorder.busy / recorder.wall
+    """The calls' summed durations over the time any call was running: 1.0 means one after another,
+    N means N at once. A stall of the machine stretches every call in flight, so it cannot fake an
+    overlap; an idle gap between calls is not counted, so a stall there cannot hide one."""
+    return recorder.busy / busy_time(recorder)
 
 
 def _overlap(a, b) -> bool:
@@ -145,12 +163,13 @@ def check_run_calls(run_calls: Any) -> str:
             observed=f"{got[bad]}",
         )
     ratio, peak = speedup(recorder), recorder.max_in_flight()
-    if peak < 2 or ratio < MIN_SPEEDUP:
+    if peak < MIN_IN_FLIGHT or ratio < MIN_SPEEDUP:
         raise fail(
             "the calls did not overlap.",
             key=key,
             where=where,
-            expected=f"the six calls in flight together, a speed-up of at least {MIN_SPEEDUP}x",
+            expected=f"the six calls in flight together (at least {MIN_IN_FLIGHT} at once), "
+            f"a speed-up of at least {MIN_SPEEDUP}x",
             observed=f"at most {peak} call(s) in flight at once, a speed-up of {ratio:.2f}x "
             f"(wall {format_seconds(recorder.wall)} for {format_seconds(recorder.busy)} of calls)",
         )
