@@ -28,7 +28,7 @@ from pathlib import Path
 import nbformat
 
 from helpers.labs import BEGIN, END, LABS, NAMES, SOLUTIONS, STARTER
-from helpers.nbtools import KERNELSPEC, normalize
+from helpers.nbtools import KERNELSPEC, RAISES, normalize
 
 SOLUTION_ONLY = "solution-only"
 BACKUPS = LABS / ".backups"
@@ -71,6 +71,12 @@ def starter_notebook(solution: nbformat.NotebookNode) -> nbformat.NotebookNode:
     nb.cells = [c for c in nb.cells if SOLUTION_ONLY not in c.get("metadata", {}).get("tags", [])]
     for cell in nb.cells:
         if cell.cell_type == "code":
+            if any(map(BEGIN.match, cell.source.splitlines())) or CHECK_CALL.search(cell.source):
+                # JupyterLab's "Run All" goes on past a cell tagged raises-exception: a learner sees
+                # every exercise's state, not just the first stub's.
+                tags = cell.metadata.setdefault("tags", [])
+                if RAISES not in tags:
+                    tags.append(RAISES)
             cell.source = starter_source(cell.source)
             cell.outputs, cell.execution_count = [], None
         elif cell.cell_type == "markdown":
