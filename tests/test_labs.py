@@ -101,12 +101,8 @@ def test_starter_links_point_from_labs():
 
 # -- lab 01 ---------------------------------------------------------------------------------------------
 @pytest.mark.timing
-def test_lab01_accepts_the_solution_and_rejects_sequential_or_completion_order(capsys):
-    ns = solution_namespace("01")
-    lab01.q1.check(ns)
-    lab01.q2.check(ns)
-    assert capsys.readouterr().out.count("✔") == 2
-
+def test_lab01_rejects_sequential_calls_completion_order_and_a_skipped_dependency():
+    # the solution's acceptance: strict nbval on labs/solutions/, and test_lab01_verdicts_survive_a_stall
     async def one_by_one(calls, tools_by_name):
         return [(c["id"], await tools_by_name[c["name"]].ainvoke(c["args"])) for c in calls]
 
@@ -238,10 +234,8 @@ class WaitForNode:
 
 
 @pytest.mark.timing
-def test_lab02_accepts_the_solution_and_rejects_crashes_timeouts_and_fake_limits(capsys):
-    lab02.q1.check(solution_namespace("02"))
-    assert "✔ q1 passed" in capsys.readouterr().out
-
+def test_lab02_rejects_crashes_confused_timeouts_and_fake_limits():
+    # the solution's acceptance: strict nbval on labs/solutions/, and test_lab02_verdict_survives_a_stall
     class NoTryExcept(WaitForNode):  # the seed's minimal node: one failure sinks the batch
         async def one(self, call, limit):
             if call["name"] not in self.tools:
