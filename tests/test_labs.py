@@ -341,8 +341,14 @@ def test_lab05_accepts_right_predictions_and_explains_wrong_ones(capsys):
         lab05.q1, {"SHAPES": shapes}, "2 of 6 predictions differ", "its own input kind", "updates DROPPED"
     )
     assert "look at:  lesson 05" in message
+    shapes = dict(ns["SHAPES"], D="{'messages': [ToolMessage, ToolMessage]}")  # rule two forgotten
+    rejected(lab05.q1, {"SHAPES": shapes}, "1 of 6 predictions differ", "rule two")
     contents = dict(ns["CONTENTS"], forecast="{'city': 'Paris', 'temp': '25 °C'}", reserve="None")
     rejected(lab05.q2, {"CONTENTS": contents}, "json.dumps", "'null'")
+    contents = dict(
+        ns["CONTENTS"], forecast='{"city": "Paris", "temp": "25 \\u00b0C"}', cities="Versailles, Reims"
+    )
+    rejected(lab05.q2, {"CONTENTS": contents}, "ensure_ascii=False", "not a list of content blocks")
     with pytest.raises(CheckFailed, match="6 prediction"):
         lab05.q1.check({"SHAPES": dict.fromkeys(lab05.CASES, "?")})
 
