@@ -80,3 +80,21 @@ lock: setup ## re-resolve requirements.txt from scripts/requirements.in (needs t
 clean: ## remove the venv and caches (notebooks keep their outputs)
 	rm -rf $(VENV) .pytest_cache .ruff_cache
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +
+
+# -- labs (labs/README.md): starters are generated from labs/solutions/ ------------------------------
+DIR ?= labs
+N   ?=
+.PHONY: labs labs-build reset-lab reset-labs
+
+labs: setup ## run your labs headless, one line per exercise (a collected folder: make labs DIR=...)
+	$(PY) -m helpers.labs report "$(DIR)"
+
+labs-build: setup ## regenerate the lab starters labs/NN_*.ipynb from labs/solutions/
+	$(PY) -m helpers.labs build
+
+reset-lab: setup ## restore one lab's starter, backing yours up: make reset-lab N=01
+	@test -n "$(N)" || { echo "Name the lab: make reset-lab N=01 (labs: 01 02 03 05 06 08)"; exit 2; }
+	$(PY) -m helpers.labs reset $(N)
+
+reset-labs: setup ## restore every lab's starter (yours are backed up in labs/.backups/)
+	$(PY) -m helpers.labs reset all

@@ -21,6 +21,8 @@ Modules, by concept (each public helper's docstring names the notebook that teac
 - `helpers.mcp_server` — the course's MCP server (`python -m helpers.mcp_server`, FastMCP, stdio)
 - `helpers.mcp_client` — `open_session` / `mcp_tools`: start it with a real errlog, always stop it
 - `helpers.nbtools` — maintainer commands: execute, normalise and check notebooks
+- `helpers.labs`    — the labs' `q1.check()` / `hint()` / `solution()`, one module per lab; starters,
+  `make labs` and reset (`python -m helpers.labs`)
 
 Nothing is imported here, so `import helpers` is instant and has no side effects.
 """
