@@ -31,6 +31,15 @@ def _timeline_height(rows: int) -> float:
     return min(5.0, max(1.6, 0.9 + 0.28 * rows))
 
 
+def _waves(calls: Sequence[Call]) -> list[int]:
+    """Each call's wave: 1 + the wave of the latest call that had ended before it started."""
+    waves: list[int] = []
+    for call in calls:
+        earlier = [w for other, w in zip(calls, waves) if other.end <= call.start]
+        waves.append(1 + max(earlier, default=0))
+    return waves
+
+
 def plot_timeline(
     calls: CallRecorder | Sequence[Call],
     title: str = "",
@@ -55,7 +64,8 @@ def plot_timeline(
         xmax: fix the x-axis end, so two timelines share one scale.
         show: call `plt.show()` when a new figure was made.
         rows: `"call"` (one row per call, labelled with its label) or `"worker"` (one row per
-            thread / task, so a thread pool's waves line up as columns: readable for any pool size).
+            thread / task, coloured by wave, so a thread pool's waves line up as columns: readable
+            for any pool size).
         xlabel: label the x-axis (turn off for the upper panel of a stacked pair).
         would_take: label → seconds the call would have taken: drawn as an outlined bar behind
             the real one, so a call cut short (a timeout) shows what was cut.
@@ -86,15 +96,19 @@ def plot_timeline(
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     palette: dict[str, str] = {}
     end = wall
-    for row, call in zip(row_of, calls):
-        colour = palette.setdefault(call.label, colours[len(palette) % len(colours)])
+    waves = _waves(calls) if rows == "worker" else None
+    for index, (row, call) in enumerate(zip(row_of, calls)):
+        key = f"wave {waves[index]}" if waves else call.label
+        colour = palette.setdefault(key, colours[len(palette) % len(colours)])
         if would_take and call.label in would_take:
             planned = would_take[call.label]
             ax.barh(row, planned, left=call.start - origin, height=0.6, fill=False,
                     edgecolor=colour, hatch="//", linewidth=1.0, label=f"{call.label} would take {planned:g} s")
             end = max(end, call.start - origin + planned)
+        first_of_wave = waves is not None and waves.index(waves[index]) == index
         ax.barh(row, call.seconds, left=call.start - origin, height=0.6, color=colour,
-                edgecolor="white" if rows == "worker" else colour, linewidth=0.8)
+                edgecolor="white" if rows == "worker" else colour, linewidth=0.8,
+                label=key if first_of_wave else None)
     step = 1 if len(labels) <= MAX_ROWS_LABELLED else -(-len(labels) // MAX_ROWS_LABELLED)
     ticks = list(range(0, len(labels), step))
     ax.set_yticks(ticks, [labels[i] for i in ticks], fontsize=8 if len(labels) > 8 else None)
@@ -104,6 +118,8 @@ def plot_timeline(
         end = max(end, deadline)
     if would_take or deadline is not None:
         ax.legend(loc="upper right", fontsize=8, framealpha=0.9)
+    elif waves:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
     ax.set_xlim(0, xmax if xmax is not None else end * 1.05)
     if xlabel:
         ax.set_xlabel("seconds since the first call started")

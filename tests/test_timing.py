@@ -71,3 +71,16 @@ def test_span_records_a_call_that_raises_and_reset_forgets():
     rec.reset()
     with pytest.raises(ValueError, match="recorder.span"):
         _ = rec.wall
+
+
+def test_from_calls_keeps_a_snapshot_across_a_reset():
+    from helpers.timing import Call, CallRecorder
+
+    recorder = CallRecorder()
+    with recorder.span("a"):
+        pass
+    snapshot = recorder.calls
+    recorder.reset()
+    copy = CallRecorder.from_calls(snapshot)
+    assert [c.label for c in copy.calls] == ["a"] and recorder.calls == []
+    assert CallRecorder.from_calls([Call("x", 0, 1, "w"), Call("y", 0.5, 2, "w")]).max_in_flight() == 2
