@@ -44,36 +44,61 @@ class Lesson:
 
 
 LESSONS: tuple[Lesson, ...] = (
-    Lesson(0, "notebooks/00_start_here.ipynb", "Start here", 10, None,
-           "the map and three tracks, the pre-flight check, offline vs real model, running and resetting"),
-    Lesson(1, "notebooks/01_sequential_vs_gather.ipynb", "Sequential vs asyncio.gather", 25,
-           "labs/01_make_it_concurrent.ipynb",
-           "timing and timelines, result vs completion order, dependent calls, failure semantics, scaling with N"),
-    Lesson(2, "notebooks/02_custom_async_tool_node.ipynb", "A hand-built tool node", 30,
-           "labs/02_build_a_tool_node.ipynb",
-           "tool-call anatomy, a name allow-list, errors → ToolMessage, timeouts, a concurrency limit, as a graph node"),
-    Lesson(3, "notebooks/03_builtin_toolnode.ipynb", "The built-in ToolNode", 35,
-           "labs/03_error_policy.ipynb",
-           "in a graph and standalone (the 'N/A' error), thread-pool waves vs gather, max_concurrency, handle_tool_errors"),
-    Lesson(4, "notebooks/04_tools_condition_loop.ipynb", "The tools_condition loop", 30, None,
-           "llm → tools → llm, routing, streaming, the real wire format via ChatOpenAI, switching to a real model"),
-    Lesson(5, "notebooks/05_return_types.ipynb", "Return-type rules", 25,
-           "labs/05_predict_return_types.ipynb",
-           "the four input kinds, rule one, content conversion, reducers, a live input × return → output table"),
-    Lesson(6, "notebooks/06_command_and_parent.ipynb", "Command and Command.PARENT", 35,
-           "labs/06_hand_off_to_parent.ipynb",
-           "update/goto, validation errors, PARENT + Send merging, siblings in the batch, a real parent graph"),
-    Lesson(7, "notebooks/07_inside_toolnode.ipynb", "Inside ToolNode", 30, None,
-           "the pinned source read live, the input payloads, ToolRuntime and injection"),
-    Lesson(8, "notebooks/08_interceptors.ipynb", "Interceptors", 30,
-           "labs/08_guard_dangerous_tools.ipynb",
-           "wrap_tool_call / awrap_tool_call: logging, retry, deny-list, approval with interrupt(), pitfalls"),
-    Lesson(9, "notebooks/09_prebuilt_agents.ipynb", "The prebuilt agents", 25, None,
-           "create_agent and create_react_agent: one Send per tool call, what that changes"),
-    Lesson(10, "notebooks/10_mcp_tools.ipynb", "MCP tools", 25, None,
-           "a real local stdio MCP server → langchain-mcp-adapters → ToolNode; async-only; session cost"),
-    Lesson(11, "notebooks/11_interview_walkthrough.ipynb", "Interview walkthrough", 35, None,
-           "predict-the-output drills verified live, myths vs facts, the cheat sheets"),
+    Lesson(
+        0, 'notebooks/00_start_here.ipynb', 'Start here', 10, None,
+        'the map and three tracks, the pre-flight check, offline vs real model, running and resetting',
+    ),
+    Lesson(
+        1, 'notebooks/01_sequential_vs_gather.ipynb', 'Sequential vs asyncio.gather', 25,
+        'labs/01_make_it_concurrent.ipynb',
+        'timing and timelines, result vs completion order, dependent calls, '
+        'failure semantics, scaling with N',
+    ),
+    Lesson(
+        2, 'notebooks/02_custom_async_tool_node.ipynb', 'A hand-built tool node', 30,
+        'labs/02_build_a_tool_node.ipynb',
+        'tool-call anatomy, a name allow-list, errors → ToolMessage, timeouts, '
+        'a concurrency limit, as a graph node',
+    ),
+    Lesson(
+        3, 'notebooks/03_builtin_toolnode.ipynb', 'The built-in ToolNode', 35, 'labs/03_error_policy.ipynb',
+        "in a graph and standalone (the 'N/A' error), thread-pool waves vs gather, "
+        'max_concurrency, handle_tool_errors',
+    ),
+    Lesson(
+        4, 'notebooks/04_tools_condition_loop.ipynb', 'The tools_condition loop', 30, None,
+        'llm → tools → llm, routing, streaming, the real wire format via ChatOpenAI, '
+        'switching to a real model',
+    ),
+    Lesson(
+        5, 'notebooks/05_return_types.ipynb', 'Return-type rules', 25, 'labs/05_predict_return_types.ipynb',
+        'the four input kinds, rule one, content conversion, reducers, a live input × return → output table',
+    ),
+    Lesson(
+        6, 'notebooks/06_command_and_parent.ipynb', 'Command and Command.PARENT', 35,
+        'labs/06_hand_off_to_parent.ipynb',
+        'update/goto, validation errors, PARENT + Send merging, siblings in the batch, a real parent graph',
+    ),
+    Lesson(
+        7, 'notebooks/07_inside_toolnode.ipynb', 'Inside ToolNode', 30, None,
+        'the pinned source read live, the input payloads, ToolRuntime and injection',
+    ),
+    Lesson(
+        8, 'notebooks/08_interceptors.ipynb', 'Interceptors', 30, 'labs/08_guard_dangerous_tools.ipynb',
+        'wrap_tool_call / awrap_tool_call: logging, retry, deny-list, approval with interrupt(), pitfalls',
+    ),
+    Lesson(
+        9, 'notebooks/09_prebuilt_agents.ipynb', 'The prebuilt agents', 25, None,
+        'create_agent and create_react_agent: one Send per tool call, what that changes',
+    ),
+    Lesson(
+        10, 'notebooks/10_mcp_tools.ipynb', 'MCP tools', 25, None,
+        'a real local stdio MCP server → langchain-mcp-adapters → ToolNode; async-only; session cost',
+    ),
+    Lesson(
+        11, 'notebooks/11_interview_walkthrough.ipynb', 'Interview walkthrough', 35, None,
+        'predict-the-output drills verified live, myths vs facts, the cheat sheets',
+    ),
 )
 
 COURSE_MAP_ANCHOR = "../README.md#the-course"
@@ -116,7 +141,9 @@ def neighbours(number: int) -> tuple[Lesson | None, Lesson | None]:
 def navigation_line(number: int) -> str:
     """The line that ends a lesson's title cell: previous · course map · next.
 
-    Example: `[← 02 · A hand-built tool node](02_custom_async_tool_node.ipynb) · [Course map](../README.md#the-course) · [04 · The tools_condition loop →](04_tools_condition_loop.ipynb)`
+    Example (for lesson 03), on one line:
+    `[← 02 · A hand-built tool node](02_custom_async_tool_node.ipynb) · [Course map](../README.md#the-course)
+    · [04 · The tools_condition loop →](04_tools_condition_loop.ipynb)`
     """
     previous, following = neighbours(number)
     parts = []

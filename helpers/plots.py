@@ -35,7 +35,7 @@ def _waves(calls: Sequence[Call]) -> list[int]:
     """Each call's wave: 1 + the wave of the latest call that had ended before it started."""
     waves: list[int] = []
     for call in calls:
-        earlier = [w for other, w in zip(calls, waves) if other.end <= call.start]
+        earlier = [w for other, w in zip(calls[: len(waves)], waves, strict=True) if other.end <= call.start]
         waves.append(1 + max(earlier, default=0))
     return waves
 
@@ -97,13 +97,13 @@ def plot_timeline(
     palette: dict[str, str] = {}
     end = wall
     waves = _waves(calls) if rows == "worker" else None
-    for index, (row, call) in enumerate(zip(row_of, calls)):
+    for index, (row, call) in enumerate(zip(row_of, calls, strict=True)):
         key = f"wave {waves[index]}" if waves else call.label
         colour = palette.setdefault(key, colours[len(palette) % len(colours)])
         if would_take and call.label in would_take:
             planned = would_take[call.label]
-            ax.barh(row, planned, left=call.start - origin, height=0.6, fill=False,
-                    edgecolor=colour, hatch="//", linewidth=1.0, label=f"{call.label} would take {planned:g} s")
+            ax.barh(row, planned, left=call.start - origin, height=0.6, fill=False, edgecolor=colour,
+                    hatch="//", linewidth=1.0, label=f"{call.label} would take {planned:g} s")
             end = max(end, call.start - origin + planned)
         first_of_wave = waves is not None and waves.index(waves[index]) == index
         ax.barh(row, call.seconds, left=call.start - origin, height=0.6, color=colour,

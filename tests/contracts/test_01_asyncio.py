@@ -133,9 +133,14 @@ def test_ipython_prints_an_escaped_exception_group_as_plain_stderr_whatever_xmod
     capsys.readouterr()
     shell.run_cell("raise ValueError('plain')")
     result = shell.run_cell("raise ExceptionGroup('eg', [ValueError('inside')])")
+    shell.run_cell(  # an error raised while a group is being handled takes the same path
+        "try:\n    raise ExceptionGroup('eg', [ValueError('x')])\n"
+        "except* ValueError:\n    raise RuntimeError('while handling')"
+    )
     Recording.clear_instance()
     err = capsys.readouterr().err
     assert Recording.shown == ["ValueError"]
     assert isinstance(result.error_in_exec, ExceptionGroup)
     assert "Exception Group Traceback (most recent call last):" in err
     assert "ValueError: inside" in err
+    assert "RuntimeError: while handling" in err
