@@ -147,3 +147,19 @@ def test_runnable_lambda_gives_a_node_a_sync_and_an_async_path():
     request = {"messages": [AIMessage(content="", tool_calls=[CALL])]}
     assert graph.invoke(request)["messages"][-1].content == "ok"
     assert asyncio.run(graph.ainvoke(request))["messages"][-1].content == "ok"
+
+
+@pytest.mark.lesson(LESSON)
+def test_asyncio_run_refuses_to_start_inside_a_running_loop():
+    async def inner():
+        return "ok"
+
+    async def outer():
+        pending = inner()
+        try:
+            with pytest.raises(RuntimeError, match="cannot be called from a running event loop"):
+                asyncio.run(pending)
+        finally:
+            pending.close()
+
+    asyncio.run(outer())
