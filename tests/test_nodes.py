@@ -65,6 +65,7 @@ def test_answers_every_call_in_order_with_its_id():
     ]
 
 
+@pytest.mark.timing  # all five must start before the first 0.05 s call ends
 def test_calls_run_concurrently():
     recorder = CallRecorder()
     tools = make_timed_tools(5, 0.05, recorder=recorder)
