@@ -2,6 +2,7 @@
 
 Modules, by concept (each public helper's docstring names the notebook that teaches it):
 
+- `helpers.course`  — the course map: lessons, times, labs, tracks (the one source)
 - `helpers.timing`  — `Stopwatch`, `CallRecorder`, `format_seconds`
 - `helpers.plots`   — `plot_timeline`, `plot_scaling`
 - `helpers.tools`   — the demo tools (weather / attraction, failing, dependent)

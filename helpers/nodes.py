@@ -22,6 +22,8 @@ class CustomAsyncToolNode:
     Only tools registered by name can run (the allow-list): a model never reaches arbitrary
     Python by naming it. Each call's failure, unknown name or timeout becomes a
     `ToolMessage(status="error")` for that call alone, so one bad call does not sink the batch.
+    Only the node's own deadline produces the "took longer than" message: a `TimeoutError` the
+    tool raises itself (an HTTP client's read timeout) is reported like any other tool error.
 
     Args:
         tools: the tools a model may call, looked up by their `name`.
@@ -72,12 +74,14 @@ class CustomAsyncToolNode:
             allowed = ", ".join(sorted(self.tools_by_name))
             return self._error(call, f"Error: {name!r} is not an allowed tool; use one of: {allowed}.")
         async with limit:  # 3. at most max_concurrency calls inside this block at once
-            try:  # 2. a per-call timeout: wait_for cancels the call when time is up
-                result = await asyncio.wait_for(tool.ainvoke(call["args"]), self.timeout)
-            except TimeoutError:
-                return self._error(call, f"Error: {name!r} took longer than {self.timeout} seconds.")
-            except Exception as exc:  # 1. an error answers this call only
-                return self._error(call, f"Error: {exc!r}")
+            deadline = asyncio.timeout(self.timeout)  # 2. this call's own deadline (None: none)
+            try:
+                async with deadline:  # cancels the call when time is up
+                    result = await tool.ainvoke(call["args"])
+            except Exception as exc:
+                if deadline.expired():  # 2. only our own deadline gives the timeout message
+                    return self._error(call, f"Error: {name!r} took longer than {self.timeout} seconds.")
+                return self._error(call, f"Error: {exc!r}")  # 1. an error answers this call only
         return ToolMessage(content=str(result), name=name, tool_call_id=call["id"])
 
     @staticmethod

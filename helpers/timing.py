@@ -117,6 +117,21 @@ class CallRecorder:
     _calls: list[Call] = field(default_factory=list, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
+    @classmethod
+    def from_calls(cls, calls: list[Call]) -> CallRecorder:
+        """A recorder holding these calls, e.g. a copy of `recorder.calls` taken before a reset.
+
+        Example:
+            ```python
+            before = recorder.calls
+            recorder.reset()
+            CallRecorder.from_calls(before).max_in_flight()
+            ```
+        """
+        recorder = cls()
+        recorder._calls.extend(calls)
+        return recorder
+
     def reset(self) -> None:
         """Forget every call and restart the clock."""
         with self._lock:

@@ -42,19 +42,25 @@ async def fetch_attraction(city: str, delay: float = DEFAULT_DELAY) -> str:
     return attraction_report(city)
 
 
-def _make_tool(name: str, description: str, answer, delay: float, recorder, sync: bool) -> BaseTool:
+def _make_tool(
+    name: str, description: str, answer, delay: float, recorder, sync: bool, record_city: bool = False
+) -> BaseTool:
     """Build one tool whose body waits `delay` s (inside a recorder span) and returns answer(city)."""
+
+    def label(city: str) -> str:
+        return f"{name}({city})" if record_city else name
+
     if sync:
 
         def func(city: str) -> str:
-            with _span(recorder, name):
+            with _span(recorder, label(city)):
                 time.sleep(delay)
                 return answer(city)
 
         return StructuredTool.from_function(func=func, name=name, description=description)
 
     async def coroutine(city: str) -> str:
-        with _span(recorder, name):
+        with _span(recorder, label(city)):
             await asyncio.sleep(delay)
             return answer(city)
 
@@ -66,6 +72,7 @@ def make_city_tools(
     *,
     recorder: CallRecorder | None = None,
     sync: bool = False,
+    record_city: bool = False,
 ) -> list[BaseTool]:
     """Return the posts' two independent tools, `[lookup_weather, lookup_attraction]`.
 
@@ -75,6 +82,8 @@ def make_city_tools(
         sync: build sync tools (`time.sleep`) instead of async ones (`asyncio.sleep`).
             Async tools have no sync body: `tool.invoke(...)` on them raises
             `NotImplementedError`; that is deliberate and taught in lesson 03.
+        record_city: label each span `lookup_weather(Paris)` instead of `lookup_weather`, so a
+            timeline of several cities tells its rows apart.
 
     Example:
         ```python
@@ -92,6 +101,7 @@ def make_city_tools(
             delay,
             recorder,
             sync,
+            record_city,
         ),
         _make_tool(
             "lookup_attraction",
@@ -100,6 +110,7 @@ def make_city_tools(
             delay,
             recorder,
             sync,
+            record_city,
         ),
     ]
 

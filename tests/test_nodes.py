@@ -65,6 +65,7 @@ def test_answers_every_call_in_order_with_its_id():
     ]
 
 
+@pytest.mark.timing  # all five must start before the first 0.05 s call ends
 def test_calls_run_concurrently():
     recorder = CallRecorder()
     tools = make_timed_tools(5, 0.05, recorder=recorder)
@@ -95,15 +96,45 @@ def test_bad_arguments_become_an_error_message():
     assert "city" in messages[0].content and "Field required" in messages[0].content
 
 
+def _never_answers(cancelled: list[str]):
+    async def hang(city: str) -> str:
+        """A service that never answers (waits on an event nobody sets)."""
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.append(city)
+            raise
+        return "unreachable"
+
+    return StructuredTool.from_function(coroutine=hang, name="hang")
+
+
+@pytest.mark.timing
 def test_timeout_cancels_the_slow_call_only():
-    recorder = CallRecorder()
-    slow = make_timed_tools(1, 2.0, recorder=recorder)
-    fast = make_city_tools(delay=0.01)
-    message = tool_calls_message([("t00", {"x": 0}), ("lookup_weather", {"city": "Paris"})])
-    messages = run(CustomAsyncToolNode([*slow, *fast], timeout=0.1), message)
+    # No sleeps to race: the slow call waits forever, the fast one not at all, and the deadline
+    # (1 s) leaves the fast call a margin far beyond a 0.3 s stall.
+    cancelled: list[str] = []
+    tools = [_never_answers(cancelled), *make_city_tools(delay=0.0)]
+    message = tool_calls_message([("hang", {"city": "Paris"}), ("lookup_weather", {"city": "Paris"})])
+    messages = run(CustomAsyncToolNode(tools, timeout=1.0), message)
     assert [m.status for m in messages] == ["error", "success"]
-    assert messages[0].content == "Error: 't00' took longer than 0.1 seconds."
-    assert recorder.calls[0].seconds < 1.0, "the slow call should have been cancelled"
+    assert messages[0].content == "Error: 'hang' took longer than 1.0 seconds."
+    assert cancelled == ["Paris"], "the slow call should have been cancelled, not left running"
+
+
+@pytest.mark.parametrize("timeout", [None, 5.0])
+def test_a_timeout_error_the_tool_raises_is_an_ordinary_tool_error(timeout):
+    async def read_forecast(city: str) -> str:
+        """Fetch a forecast; its HTTP client gives up first."""
+        raise TimeoutError(f"read timed out fetching {city}")
+
+    tool = StructuredTool.from_function(coroutine=read_forecast)
+    (message,) = run(
+        CustomAsyncToolNode([tool], timeout=timeout),
+        tool_calls_message([("read_forecast", {"city": "Paris"})]),
+    )
+    assert message.status == "error"
+    assert message.content == "Error: TimeoutError('read timed out fetching Paris')"
 
 
 def test_max_concurrency_caps_calls_in_flight():

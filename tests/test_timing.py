@@ -7,6 +7,7 @@ import pytest
 from helpers.timing import Call, CallRecorder, Stopwatch, format_seconds
 
 
+@pytest.mark.timing  # an upper bound on a 0.02 s sleep (0.5 s leaves room for a stall)
 def test_stopwatch_measures_the_block():
     with Stopwatch() as sw:
         time.sleep(0.02)
@@ -24,14 +25,21 @@ def test_format_seconds_is_the_shape_the_sanitizer_masks():
 
 
 def test_recorder_sees_overlap_of_tasks_and_order_of_completion():
+    # Driven by events, not sleeps: B is released first, then A, whatever the machine's load.
     rec = CallRecorder()
 
-    async def job(label, seconds):
+    async def job(label, release):
         with rec.span(label):
-            await asyncio.sleep(seconds)
+            await release.wait()
 
     async def main():
-        await asyncio.gather(job("A", 0.06), job("B", 0.02))
+        a, b = asyncio.Event(), asyncio.Event()
+        both = asyncio.gather(job("A", a), job("B", b))
+        await asyncio.sleep(0)  # let both start
+        b.set()
+        await asyncio.sleep(0.01)
+        a.set()
+        await both
 
     asyncio.run(main())
     assert [c.label for c in rec.calls] in (["A", "B"], ["B", "A"])
@@ -71,3 +79,16 @@ def test_span_records_a_call_that_raises_and_reset_forgets():
     rec.reset()
     with pytest.raises(ValueError, match="recorder.span"):
         _ = rec.wall
+
+
+def test_from_calls_keeps_a_snapshot_across_a_reset():
+    from helpers.timing import Call, CallRecorder
+
+    recorder = CallRecorder()
+    with recorder.span("a"):
+        pass
+    snapshot = recorder.calls
+    recorder.reset()
+    copy = CallRecorder.from_calls(snapshot)
+    assert [c.label for c in copy.calls] == ["a"] and recorder.calls == []
+    assert CallRecorder.from_calls([Call("x", 0, 1, "w"), Call("y", 0.5, 2, "w")]).max_in_flight() == 2

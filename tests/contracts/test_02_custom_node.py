@@ -94,3 +94,72 @@ def test_an_async_callable_instance_works_as_a_node_under_ainvoke():
 def test_an_async_only_node_fails_under_sync_invoke():
     with pytest.raises(TypeError, match='No synchronous function provided to "tools"'):
         _graph_with_async_callable_node().invoke({"messages": [AIMessage(content="", tool_calls=[CALL])]})
+
+
+async def _read_timeout(city: str) -> str:
+    """A forecast service whose HTTP client gives up first: the tool itself raises TimeoutError."""
+    raise TimeoutError(f"read timed out fetching {city}")
+
+
+@pytest.mark.lesson(LESSON)
+def test_except_timeout_error_around_wait_for_also_catches_the_tools_own_timeout():
+    # Why lesson 02's node does not use `except TimeoutError` to mean "our deadline passed".
+    async def main():
+        try:
+            await asyncio.wait_for(_read_timeout("Paris"), None)  # no deadline at all
+        except TimeoutError as exc:
+            return repr(exc)
+
+    assert asyncio.run(main()) == "TimeoutError('read timed out fetching Paris')"
+
+
+@pytest.mark.lesson(LESSON)
+def test_asyncio_timeout_expired_tells_our_deadline_from_the_tools_own_timeout():
+    async def main(coroutine, seconds):
+        deadline = asyncio.timeout(seconds)
+        try:
+            async with deadline:
+                await coroutine
+        except TimeoutError:
+            return deadline.expired()
+
+    never = asyncio.Event()
+    assert asyncio.run(main(_read_timeout("Paris"), 5.0)) is False  # the tool's own TimeoutError
+    assert asyncio.run(main(never.wait(), 0.01)) is True  # our deadline passed
+
+
+@pytest.mark.lesson(LESSON)
+def test_runnable_lambda_gives_a_node_a_sync_and_an_async_path():
+    from langchain_core.runnables import RunnableLambda
+
+    def answer(state):
+        call = state["messages"][-1].tool_calls[0]
+        return {"messages": [ToolMessage(content="ok", name=call["name"], tool_call_id=call["id"])]}
+
+    async def aanswer(state):
+        return answer(state)
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("tools", RunnableLambda(answer, afunc=aanswer))
+    builder.add_edge(START, "tools")
+    builder.add_edge("tools", END)
+    graph = builder.compile()
+    request = {"messages": [AIMessage(content="", tool_calls=[CALL])]}
+    assert graph.invoke(request)["messages"][-1].content == "ok"
+    assert asyncio.run(graph.ainvoke(request))["messages"][-1].content == "ok"
+
+
+@pytest.mark.lesson(LESSON)
+def test_asyncio_run_refuses_to_start_inside_a_running_loop():
+    async def inner():
+        return "ok"
+
+    async def outer():
+        pending = inner()
+        try:
+            with pytest.raises(RuntimeError, match="cannot be called from a running event loop"):
+                asyncio.run(pending)
+        finally:
+            pending.close()
+
+    asyncio.run(outer())

@@ -8,7 +8,7 @@ import os
 import time
 
 import pytest
-from langchain_core.tools import tool
+from langchain_core.tools import ToolException, tool
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 from langgraph.prebuilt.tool_node import ToolInvocationError
@@ -144,6 +144,7 @@ def test_each_sync_invoke_uses_a_new_thread_pool():
 
 
 @pytest.mark.lesson(LESSON)
+@pytest.mark.timing  # all of a wave must start before the first call of 0.1 s ends
 def test_sync_invoke_runs_in_waves_of_the_default_pool_size():
     recorder = CallRecorder()
     node, request = timed(POOL + 1, "sync", recorder)
@@ -168,11 +169,12 @@ def test_graph_invoke_config_max_concurrency_reaches_the_node():
 
 
 @pytest.mark.lesson(LESSON)
+@pytest.mark.timing  # all of a wave must start before the first call of 0.1 s ends
 def test_graph_invoke_max_concurrency_keyword_is_silently_ignored():
     recorder = CallRecorder()
     node, request = timed(4, "sync", recorder)
     graph_of(node).invoke({"messages": request}, max_concurrency=2)
-    assert recorder.max_in_flight() == 4
+    assert recorder.max_in_flight() > 2
 
 
 @pytest.mark.lesson(LESSON)
@@ -180,7 +182,7 @@ def test_ainvoke_gathers_everything_and_ignores_max_concurrency():
     recorder = CallRecorder()
     node, request = timed(40, "async", recorder)
     asyncio.run(node.ainvoke(request, config={"max_concurrency": 2}, runtime=Runtime()))
-    assert recorder.max_in_flight() == 40
+    assert recorder.max_in_flight() > 2  # 40 on an idle machine; "more than the limit" survives a stall
 
 
 @pytest.mark.lesson(LESSON)
@@ -188,10 +190,11 @@ def test_graph_ainvoke_ignores_max_concurrency():
     recorder = CallRecorder()
     node, request = timed(8, "async", recorder)
     asyncio.run(graph_of(node).ainvoke({"messages": request}, config={"max_concurrency": 2}))
-    assert recorder.max_in_flight() == 8
+    assert recorder.max_in_flight() > 2
 
 
 @pytest.mark.lesson(LESSON)
+@pytest.mark.timing  # all of a wave must start before the first call of 0.1 s ends
 def test_sync_tools_under_ainvoke_run_in_the_default_thread_pool():
     recorder = CallRecorder()
     node, request = timed(POOL + 1, "sync", recorder)
@@ -328,9 +331,9 @@ def test_an_uncoercible_argument_is_an_error_message():
     )
 
 
-def _failing_batch(sync, recorder):
+def _failing_batch(sync, recorder, delay):
     batch = [
-        *make_city_tools(delay=0.2, recorder=recorder, sync=sync),
+        *make_city_tools(delay=delay, recorder=recorder, sync=sync),
         make_failing_tool(delay=0.0, recorder=recorder, sync=sync),
     ]
     return ToolNode(batch), [tool_calls_message([(t.name, {"city": "Paris"}) for t in batch])]
@@ -339,7 +342,7 @@ def _failing_batch(sync, recorder):
 @pytest.mark.lesson(LESSON)
 def test_sync_path_raises_only_after_every_sibling_finished():
     recorder = CallRecorder()
-    node, request = _failing_batch(True, recorder)
+    node, request = _failing_batch(True, recorder, 0.2)
     with pytest.raises(ConnectionError):
         node.invoke(request, runtime=Runtime())
     raised_at = time.perf_counter() - recorder.origin
@@ -351,20 +354,59 @@ def test_sync_path_raises_only_after_every_sibling_finished():
 
 
 @pytest.mark.lesson(LESSON)
+@pytest.mark.timing  # the error must surface before the 0.6 s siblings end (a 0.3 s stall fits)
 def test_async_path_raises_at_once_and_the_siblings_keep_running():
     recorder = CallRecorder()
-    node, request = _failing_batch(False, recorder)
+    node, request = _failing_batch(False, recorder, 0.6)
 
     async def scenario():
         with pytest.raises(ConnectionError):
             await node.ainvoke(request, runtime=Runtime())
         finished_when_raised = [c.label for c in recorder.calls]
-        await asyncio.sleep(0.3)
+        for _ in range(100):  # wait for the siblings (at most 5 s), without guessing how long
+            if len(recorder.calls) == 3:
+                break
+            await asyncio.sleep(0.05)
         return finished_when_raised, sorted(c.label for c in recorder.calls)
 
     when_raised, later = asyncio.run(scenario())
     assert when_raised == ["lookup_traffic"]
     assert later == ["lookup_attraction", "lookup_traffic", "lookup_weather"]
+
+
+@tool
+def query_server(city: str) -> str:
+    """Ask a remote server; it reports an error."""
+    raise ToolException(f"server error for {city}")
+
+
+@tool
+def read_forecast(city: str) -> str:
+    """Fetch a forecast; the HTTP client's read timeout fires first."""
+    raise TimeoutError(f"read timed out fetching {city}")
+
+
+@pytest.mark.lesson(LESSON)
+@pytest.mark.parametrize("failing, error", [(query_server, ToolException), (read_forecast, TimeoutError)])
+def test_tool_exception_and_a_tools_own_timeout_crash_under_the_default(failing, error):
+    with pytest.raises(error):
+        ToolNode([failing]).invoke(ask(failing.name, {"city": "Paris"}), runtime=Runtime())
+    (answer,) = ToolNode([failing], handle_tool_errors=True).invoke(
+        ask(failing.name, {"city": "Paris"}), runtime=Runtime()
+    )
+    assert answer.status == "error" and answer.content.startswith(f"Error: {error.__name__}(")
+
+
+@pytest.mark.lesson(LESSON)
+def test_a_tools_own_handle_tool_error_answers_its_tool_exception():
+    forgiving = query_server.model_copy(update={"handle_tool_error": True})
+    (answer,) = ToolNode([forgiving]).invoke(ask("query_server", {"city": "Paris"}), runtime=Runtime())
+    assert (answer.status, answer.content) == ("error", "server error for Paris")
+
+
+@pytest.mark.lesson(LESSON)
+def test_toolnode_has_no_timeout_parameter():
+    assert "timeout" not in inspect.signature(ToolNode.__init__).parameters
 
 
 @pytest.mark.lesson(LESSON)
