@@ -58,14 +58,21 @@ def test_gather_overlaps_waits_that_await_serialises():
 
 
 @lesson
-def test_custom_node_reports_a_tools_own_timeout_error_as_a_timeout():
+def test_except_timeout_error_around_wait_for_blames_a_tools_own_timeout_error():
     @tool
     async def flaky_api(city: str) -> str:
         """Call an upstream API whose HTTP client times out."""
         raise TimeoutError("upstream read timed out")
 
+    async def naive(timeout=None):  # the pattern drill 6 shows: wait_for + except TimeoutError
+        try:
+            return await asyncio.wait_for(flaky_api.ainvoke({"city": "x"}), timeout)
+        except TimeoutError:
+            return f"took longer than {timeout} seconds"
+
+    assert asyncio.run(naive()) == "took longer than None seconds"
     update = asyncio.run(CustomAsyncToolNode([flaky_api])({"messages": [ask(("flaky_api", {"city": "x"}))]}))
-    assert update["messages"][0].content == "Error: 'flaky_api' took longer than None seconds."
+    assert update["messages"][0].content == "Error: TimeoutError('upstream read timed out')"
 
 
 @tool
