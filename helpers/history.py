@@ -21,7 +21,7 @@ def unanswered_tool_calls(messages: Sequence[BaseMessage]) -> list[str]:
         unanswered_tool_calls(graph.invoke(inputs)["messages"])   # [] when the history is valid
         ```
 
-    Taught in `notebooks/06_command_and_parent.ipynb`.
+    Taught in `notebooks/06_command_and_parent.ipynb`; lesson 04 uses it to show a dangling call.
     """
     if isinstance(messages, dict) or not isinstance(messages, Sequence):
         raise TypeError(

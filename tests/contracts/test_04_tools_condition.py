@@ -10,10 +10,11 @@ from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, Too
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langchain_openai import ChatOpenAI
 from langgraph.errors import GraphRecursionError
-from langgraph.graph import END
-from langgraph.prebuilt import tools_condition
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode, tools_condition
 
 from helpers.graphs import tool_loop
+from helpers.history import unanswered_tool_calls
 from helpers.models import ScriptedChatModel, tool_results_summary
 from helpers.openai_endpoint import ScriptedOpenAIEndpoint
 from helpers.tools import make_city_tools, make_failing_tool
@@ -138,12 +139,38 @@ def test_messages_stream_streams_the_model_even_when_the_node_calls_ainvoke():
     assert [c["args"] for c in merged.tool_calls] == [{"city": "Paris"}, {"city": "Paris"}]
 
 
+@lesson
+def test_a_single_chunks_tool_calls_are_incomplete_and_the_sum_is_complete():
+    """langgraph#4853: a chunk's `tool_calls` parses only its own fragment."""
+    model = ScriptedChatModel(script=[BOTH]).bind_tools(make_city_tools(0))
+
+    async def collect():
+        return [c async for c in model.astream("q")]
+
+    chunks = run(collect())
+    first = {"name": "lookup_weather", "args": {}, "id": "call_0_0", "type": "tool_call"}
+    assert chunks[0].tool_calls == [first]
+    assert chunks[1].tool_calls == [{"name": "", "args": {}, "id": None, "type": "tool_call"}]
+    assert chunks[2].tool_calls == []
+    merged = chunks[0]
+    for chunk in chunks[1:]:
+        merged = merged + chunk
+    assert merged.tool_calls == model.invoke("q").tool_calls
+
+
 # -- recursion_limit ----------------------------------------------------------------------------
 @lesson
 def test_the_default_recursion_limit_is_10007_not_25():
     from langgraph._internal._config import DEFAULT_RECURSION_LIMIT
 
     assert DEFAULT_RECURSION_LIMIT == 10007
+
+
+@lesson
+def test_ensure_config_shows_the_default_recursion_limit_without_a_private_import():
+    from langgraph.utils.config import ensure_config
+
+    assert ensure_config()["recursion_limit"] == 10007
 
 
 @lesson
@@ -168,6 +195,48 @@ def test_a_model_that_never_stops_hits_graph_recursion_error_after_limit_superst
     with pytest.raises(GraphRecursionError, match=expected):
         run(collect())
     assert hops == ["llm", "tools"] * 3
+
+
+@lesson
+def test_cutting_the_loop_in_the_route_leaves_a_dangling_tool_call():
+    tools = make_city_tools(0)
+    again = [{"name": "lookup_weather", "args": {"city": "Paris"}}]
+    stubborn = ScriptedChatModel(script=[again] * 100).bind_tools(tools)
+    def route(state):
+        return END if sum(isinstance(m, AIMessage) for m in state["messages"]) > 3 else tools_condition(state)
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("llm", lambda state: {"messages": [stubborn.invoke(state["messages"])]})
+    builder.add_node("tools", ToolNode(tools))
+    builder.add_edge(START, "llm")
+    builder.add_conditional_edges("llm", route)
+    builder.add_edge("tools", "llm")
+    messages = run(builder.compile().ainvoke(QUESTION))["messages"]
+    assert unanswered_tool_calls(messages) == ["call_3_0"]
+
+
+@lesson
+def test_a_last_turn_without_tools_ends_with_every_call_answered():
+    tools = make_city_tools(0)
+    again = [{"name": "lookup_weather", "args": {"city": "Paris"}}]
+    stubborn = ScriptedChatModel(script=[again] * 100).bind_tools(tools)
+    wrap_up_model = ScriptedChatModel(script=[tool_results_summary] * 10)
+
+    def after_tools(state):
+        return "wrap_up" if sum(isinstance(m, AIMessage) for m in state["messages"]) >= 3 else "llm"
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("llm", lambda state: {"messages": [stubborn.invoke(state["messages"])]})
+    builder.add_node("tools", ToolNode(tools))
+    builder.add_node("wrap_up", lambda state: {"messages": [wrap_up_model.invoke(state["messages"])]})
+    builder.add_edge(START, "llm")
+    builder.add_conditional_edges("llm", tools_condition)
+    builder.add_conditional_edges("tools", after_tools, ["llm", "wrap_up"])
+    builder.add_edge("wrap_up", END)
+    messages = run(builder.compile().ainvoke(QUESTION))["messages"]
+    assert unanswered_tool_calls(messages) == []
+    assert kinds(messages[-2:]) == ["ToolMessage", "AIMessage"]
+    assert messages[-1].tool_calls == [] and messages[-1].content == "Paris: sunny, 25 °C"
 
 
 # -- seed 004 §10 -------------------------------------------------------------------------------
@@ -214,6 +283,31 @@ def test_handle_tool_errors_true_keeps_the_loop_and_the_siblings_result():
 def endpoint():
     with ScriptedOpenAIEndpoint([BOTH, tool_results_summary]) as running:
         yield running
+
+
+@lesson
+@pytest.mark.parametrize(("options", "expected"), [
+    ({"model": "gpt-4o"}, None),
+    ({"model": "gpt-5-pro"}, True),
+    ({"model": "gpt-oss:20b", "reasoning": {"effort": "low"}}, True),
+    ({"model": "gpt-oss:20b", "reasoning": {"effort": "low"}, "use_responses_api": False}, False),
+])
+def test_chatopenai_switches_to_the_responses_api_by_model_and_setting(options, expected):
+    assert ChatOpenAI(api_key="unused", **options).use_responses_api is expected
+
+
+@lesson
+def test_a_responses_api_request_fails_on_a_chat_completions_only_server(endpoint):
+    import openai
+
+    switched = ChatOpenAI(model="gpt-oss:20b", reasoning={"effort": "low"}, base_url=endpoint.base_url,
+                          api_key="unused", max_retries=0)
+    with pytest.raises(openai.NotFoundError, match="no route POST /v1/responses"):
+        switched.invoke("q")
+    pinned = ChatOpenAI(model="gpt-oss:20b", reasoning_effort="low", base_url=endpoint.base_url,
+                        api_key="unused", use_responses_api=False)
+    pinned.bind_tools(make_city_tools(0)).invoke("q")
+    assert endpoint.exchanges[-1].path.endswith("/chat/completions")
 
 
 def chat(endpoint):

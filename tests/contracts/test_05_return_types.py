@@ -180,9 +180,27 @@ def test_a_bare_list_into_a_dict_state_is_an_invalid_update():
 
 
 @tool
+def text(city: str) -> str:
+    """A string, quotes included."""
+    return f'{city}: "sunny", 25 °C'
+
+
+@tool
+def blocks(city: str) -> list:
+    """Content blocks."""
+    return [{"type": "text", "text": f"{city}: sunny"}, {"type": "text", "text": f"{city}: the Louvre"}]
+
+
+@tool
+def names(city: str) -> list:
+    """A list that is not content blocks."""
+    return [city, "London"]
+
+
+@tool
 def weather(city: str) -> dict:
     """Weather as a dict."""
-    return {"city": city, "sky": "晴", "celsius": 25}
+    return {"city": city, "sky": "sunny", "temp": "25 °C"}
 
 
 @tool
@@ -212,19 +230,93 @@ def own_message(city: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> 
 @pytest.mark.parametrize(
     ("the_tool", "content", "name"),
     [
-        (weather, '{"city": "Paris", "sky": "晴", "celsius": 25}', "weather"),
+        (text, 'Paris: "sunny", 25 °C', "text"),
+        (blocks, [{"type": "text", "text": "Paris: sunny"}, {"type": "text", "text": "Paris: the Louvre"}],
+         "blocks"),
+        (names, '["Paris", "London"]', "names"),
+        (weather, '{"city": "Paris", "sky": "sunny", "temp": "25 °C"}', "weather"),
         (count, "42", "count"),
         (nothing, "null", "nothing"),
         (when, "2026-01-01", "when"),
         (own_message, "Paris: built by the tool", None),
     ],
-    ids=["dict-json-ensure-ascii-false", "int", "none-null", "date-str", "toolmessage-no-name"],
+    ids=["str-unchanged", "content-blocks-stay-a-list", "other-list-json", "dict-json-ensure-ascii-false",
+         "int", "none-null", "date-str", "toolmessage-no-name"],
 )
 def test_plain_return_values_become_content(the_tool, content, name):
     [message] = ToolNode([the_tool]).invoke(
         [AIMessage("", tool_calls=[call(the_tool.name, "v", city="Paris")])], runtime=RT
     )
     assert (message.content, message.name) == (content, name)
+
+
+def run_one(the_tool, call_id="v"):
+    [message] = ToolNode([the_tool]).invoke(
+        [AIMessage("", tool_calls=[call(the_tool.name, call_id, city="Paris")])], runtime=RT
+    )
+    return message
+
+
+@lesson
+def test_ensure_ascii_false_keeps_non_ascii_readable_where_plain_json_escapes_it():
+    import json
+
+    assert json.dumps({"temp": "25 °C"}) == '{"temp": "25 \\u00b0C"}'
+    assert run_one(weather).content.endswith('"temp": "25 °C"}')
+
+
+@lesson
+def test_text_joins_text_blocks_without_a_separator_and_keeps_a_string():
+    assert run_one(blocks).text == "Paris: sunnyParis: the Louvre"
+    assert run_one(text).text == 'Paris: "sunny", 25 °C'
+
+
+DAYS = [{"day": 1, "temp": 25}, {"day": 2, "temp": 23}, {"day": 3, "temp": 19}]
+
+
+@tool(response_format="content_and_artifact")
+def forecast(city: str):
+    """Three days of forecast."""
+    return f"{city}: 3 days, 19–25 °C", DAYS
+
+
+@tool(response_format="content_and_artifact")
+def forgot_the_artifact(city: str):
+    """Returns only the content."""
+    return f"{city}: 3 days"
+
+
+@lesson
+def test_content_and_artifact_splits_what_the_model_reads_from_what_code_keeps():
+    from langchain_core.messages import convert_to_openai_messages
+
+    message = run_one(forecast, "f1")
+    assert message.content == "Paris: 3 days, 19–25 °C"
+    assert message.artifact == DAYS
+    assert convert_to_openai_messages([message]) == [
+        {"role": "tool", "name": "forecast", "tool_call_id": "f1", "content": "Paris: 3 days, 19–25 °C"}
+    ]
+
+
+@lesson
+def test_chatopenai_does_not_send_the_artifact():
+    from langchain_openai import ChatOpenAI
+
+    from helpers.openai_endpoint import ScriptedOpenAIEndpoint
+
+    message = run_one(forecast, "f1")
+    asked = AIMessage("", tool_calls=[call("forecast", "f1", city="Paris")])
+    with ScriptedOpenAIEndpoint(["unused", "done"]) as endpoint:
+        ChatOpenAI(model="gpt-4o", base_url=endpoint.base_url, api_key="unused",
+                   use_responses_api=False).invoke([HumanMessage("q"), asked, message])
+    wire = endpoint.requests[0]["messages"][-1]
+    assert wire == {"content": "Paris: 3 days, 19–25 °C", "role": "tool", "tool_call_id": "f1"}
+
+
+@lesson
+def test_content_and_artifact_without_a_pair_is_an_error():
+    with pytest.raises(ValueError, match="a two-tuple of the message content and raw tool output"):
+        run_one(forgot_the_artifact)
 
 
 LIST_KIND, TOOL_CALLS, DICT, MODEL = "list of messages", "list of ToolCalls", "dict", "Pydantic model"

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import operator
 import warnings
-from typing import Annotated, TypedDict
+from typing import Annotated, Literal, TypedDict
 
 import pytest
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolCall, ToolMessage
 from langchain_core.tools import InjectedToolCallId, tool
-from langgraph.graph import START, StateGraph, add_messages
-from langgraph.prebuilt import ToolNode, ToolRuntime
+from langgraph.graph import END, START, StateGraph, add_messages
+from langgraph.prebuilt import ToolNode, ToolRuntime, tools_condition
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Send
 
@@ -245,9 +245,10 @@ def build_parent(script, team_tools, hand_off=None):
         team.add_edge("tools", "hand_off")
     parent = StateGraph(ParentState)
     parent.add_node("agent", lambda state: {"messages": [model.invoke(state["messages"])]})
-    parent.add_node("team", team.compile())
+    parent.add_node("team", team.compile(), destinations=("A", "B", "C"))
     for name in "ABC":
         parent.add_node(name, lambda _, name=name: {"visited": [name]})
+        parent.add_edge(name, END)
     parent.add_edge(START, "agent")
     parent.add_edge("agent", "team")
     return parent.compile()
@@ -297,3 +298,101 @@ def test_one_command_from_a_plain_node_hands_off_with_its_update():
     assert final["visited"] == ["A", "B", "B", "C"]
     assert final["counter"] == 2
     assert unanswered_tool_calls(final["messages"]) == []
+
+
+@lesson
+@pytest.mark.parametrize("script", [FOO_BAR, FOO_BAR[::-1]], ids=["handoff-first", "sibling-first"])
+def test_a_parent_handoff_loses_the_siblings_tool_message(script):
+    """langgraph#7129: the first PARENT Command raises out of the subgraph; the batch's rest is lost."""
+    final = build_parent(script, [parent_tool("foo", "A", counter=1), bar]).invoke(START_STATE)
+    assert (final["visited"], final["counter"]) == (["A"], 1)
+    bar_call = next(c["id"] for c in final["messages"][1].tool_calls if c["name"] == "bar")
+    assert unanswered_tool_calls(final["messages"]) == [bar_call]
+    assert [m.name for m in final["messages"] if isinstance(m, ToolMessage)] == ["foo"]
+
+
+@lesson
+def test_a_parent_handoff_alone_in_its_batch_is_safe():
+    final = build_parent(FOO_BAR[:1], [parent_tool("foo", "A", counter=1), bar]).invoke(START_STATE)
+    assert (final["visited"], final["counter"]) == (["A"], 1)
+    assert unanswered_tool_calls(final["messages"]) == []
+
+
+@lesson
+def test_destinations_draw_the_edges_a_subgraph_node_may_take():
+    from helpers.display import show_graph
+
+    source = str(show_graph(build_parent(FOO_BAR, [bar])))
+    assert all(f"team -.-> {n};" in source for n in "ABC"), source
+
+
+@lesson
+def test_a_subgraph_node_cannot_name_its_parents_nodes_in_its_annotation():
+    def hands_over(state: ParentState) -> Command[Literal["A"]]:
+        return Command(graph=Command.PARENT, goto="A")
+
+    inner = StateGraph(ParentState)
+    inner.add_node("hands_over", hands_over)
+    inner.add_edge(START, "hands_over")
+    with pytest.raises(ValueError, match="Found edge ending at unknown node `A`"):
+        inner.compile()
+
+
+# -- who fills InjectedToolCallId, and goto next to fixed edges ---------------------------------
+@lesson
+def test_langchain_core_fills_injected_tool_call_id_from_the_tool_call_without_toolnode():
+    direct = foo.invoke(ToolCall(name="foo", args={"x": 1, "y": 2, "tool_call_id": "forged"},
+                                 id="call_42", type="tool_call"))
+    assert direct.update["messages"][0].tool_call_id == "call_42"
+
+
+@lesson
+def test_invoking_an_injected_tool_call_id_tool_with_plain_args_is_an_error():
+    with pytest.raises(ValueError, match="tool must always be invoked with a full model ToolCall"):
+        foo.invoke({"x": 1, "y": 2})
+
+
+class Visits(TypedDict):
+    messages: Annotated[list[AnyMessage], add_messages]
+    visited: Annotated[list[str], operator.add]
+
+
+def finishing_loop(finish_tool, after_tools=None):
+    model = ScriptedChatModel(script=[[{"name": "finish", "args": {"reason": "done"}}], "Anything else?"])
+    llm = model.bind_tools([finish_tool])
+    builder = StateGraph(Visits)
+    builder.add_node("llm", lambda state: {"messages": [llm.invoke(state["messages"])], "visited": ["llm"]})
+    builder.add_node("tools", ToolNode([finish_tool]))
+    builder.add_node("wrap_up", lambda state: {"visited": ["wrap_up"]})
+    builder.add_edge(START, "llm")
+    builder.add_conditional_edges("llm", tools_condition)
+    if after_tools is None:
+        builder.add_edge("tools", "llm")
+    else:
+        builder.add_conditional_edges("tools", after_tools, ["llm", "wrap_up"])
+    builder.add_edge("wrap_up", END)
+    return builder.compile().invoke({"messages": [HumanMessage("bye")], "visited": []})
+
+
+@lesson
+def test_a_tools_goto_does_not_cancel_the_fixed_edge_both_run():
+    """langgraph#5829: Command.goto adds a destination next to the node's static edge."""
+    @tool
+    def finish(reason: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> Command:
+        """End."""
+        return Command(goto="wrap_up", update={"messages": [answer("finishing", tool_call_id)]})
+
+    assert finishing_loop(finish)["visited"] == ["llm", "llm", "wrap_up"]
+
+
+@lesson
+def test_a_conditional_edge_after_tools_routes_once():
+    @tool
+    def finish(reason: str) -> str:
+        """End."""
+        return "finishing"
+
+    def after_tools(state):
+        return "wrap_up" if state["messages"][-1].name == "finish" else "llm"
+
+    assert finishing_loop(finish, after_tools)["visited"] == ["llm", "wrap_up"]
