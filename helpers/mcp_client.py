@@ -13,7 +13,7 @@ Two things make this more than three lines of `mcp` code:
   (terminating it if it does not). An error raised inside the block comes out as itself, not wrapped
   in the `ExceptionGroup` that the transport's task group would otherwise add.
 
-Taught in `notebooks/08_mcp_tools.ipynb`.
+Taught in `notebooks/10_mcp_tools.ipynb`.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def server_parameters(module: str = "helpers.mcp_server"):
             ...
         ```
 
-    Taught in `notebooks/08_mcp_tools.ipynb`.
+    Taught in `notebooks/10_mcp_tools.ipynb`.
     """
     from mcp import StdioServerParameters
 
@@ -66,7 +66,7 @@ def server_connection(module: str = "helpers.mcp_server") -> dict[str, Any]:
     terminal or JupyterLab, `io.UnsupportedOperation: fileno` under nbval. Notebooks use
     `mcp_tools()` instead.
 
-    Taught in `notebooks/08_mcp_tools.ipynb`.
+    Taught in `notebooks/10_mcp_tools.ipynb`.
     """
     params = server_parameters(module)
     return {"transport": "stdio", "command": params.command, "args": list(params.args)}
@@ -106,7 +106,7 @@ async def open_session(module: str = "helpers.mcp_server", *, errlog=None) -> As
             result = await session.call_tool("lookup_weather", {"city": "Paris"})
         ```
 
-    Taught in `notebooks/08_mcp_tools.ipynb`.
+    Taught in `notebooks/10_mcp_tools.ipynb`.
     """
     import anyio
     from mcp import ClientSession
@@ -157,7 +157,7 @@ async def mcp_tools(module: str = "helpers.mcp_server", **load_options: Any) -> 
             result = await ToolNode(tools).ainvoke({"messages": [ai_message]}, runtime=Runtime())
         ```
 
-    Taught in `notebooks/08_mcp_tools.ipynb`.
+    Taught in `notebooks/10_mcp_tools.ipynb`.
     """
     from langchain_mcp_adapters.tools import load_mcp_tools
 
@@ -178,7 +178,7 @@ class SessionPerCall:
         await tools[0].ainvoke({"city": "Paris"})   # starts and stops one server process
         ```
 
-    Taught in `notebooks/08_mcp_tools.ipynb`.
+    Taught in `notebooks/10_mcp_tools.ipynb`.
     """
 
     def __init__(self, module: str = "helpers.mcp_server") -> None:
@@ -204,7 +204,7 @@ def process_running(pid: int) -> bool:
         process_running(pid)       # False: the block ended the server
         ```
 
-    Taught in `notebooks/08_mcp_tools.ipynb`.
+    Taught in `notebooks/10_mcp_tools.ipynb`.
     """
     import psutil
 

@@ -1,4 +1,4 @@
-"""Library behaviour taught in notebooks/08_mcp_tools.ipynb: a real stdio MCP server (FastMCP),
+"""Library behaviour taught in notebooks/10_mcp_tools.ipynb: a real stdio MCP server (FastMCP),
 loaded with langchain-mcp-adapters and run by ToolNode.
 
 Most tests read one shared recording: a single server session in which every scenario ran once
@@ -32,7 +32,7 @@ from helpers.mcp_client import open_session, process_running, server_connection,
 from helpers.models import ScriptedChatModel, tool_results_summary
 from helpers.tools import make_city_tools
 
-lesson = pytest.mark.lesson("08_mcp_tools")
+lesson = pytest.mark.lesson("10_mcp_tools")
 
 LC_ID = re.compile(r"lc_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 FOUR = [("lookup_weather", "Paris"), ("lookup_attraction", "Paris"),
