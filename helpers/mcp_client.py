@@ -4,8 +4,9 @@ with `langchain-mcp-adapters`, so that it works in any kernel and never outlives
 Two things make this more than three lines of `mcp` code:
 
 - **A real errlog file.** `mcp.client.stdio.stdio_client` hands the server's stderr to
-  `subprocess`, which needs a real file descriptor. Its default is `sys.stderr`; inside a kernel run
-  by nbval that object has none, and starting the server fails with
+  `subprocess`, which needs a real file descriptor. Its default is `sys.stderr`; ipykernel gives a
+  kernel's `sys.stderr` a descriptor only on Linux and macOS and not under pytest, so in JupyterLab on
+  Windows and in a kernel run by nbval starting the server fails with
   `io.UnsupportedOperation: fileno`. Every session here writes the server's stderr to a temporary
   file instead, and quotes that file when the server fails to start.
 - **Cleanup, always.** The server is a child process owned by an `async with` block: when the block
@@ -63,8 +64,8 @@ def server_connection(module: str = "helpers.mcp_server") -> dict[str, Any]:
         ```
 
     The adapter's own stdio sessions use `stdio_client`'s default errlog, `sys.stderr`: fine in a
-    terminal or JupyterLab, `io.UnsupportedOperation: fileno` under nbval. Notebooks use
-    `mcp_tools()` instead.
+    script and in JupyterLab on Linux and macOS, `io.UnsupportedOperation: fileno` in a kernel on
+    Windows or under nbval. Notebooks use `mcp_tools()` instead.
 
     Taught in `notebooks/10_mcp_tools.ipynb`.
     """
