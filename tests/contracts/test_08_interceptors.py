@@ -384,3 +384,40 @@ def test_a_broad_except_around_interrupt_swallows_the_pause():
     result = graph.invoke(QUESTION, {"configurable": {"thread_id": "t"}})
     assert "__interrupt__" not in result and caught == ["GraphInterrupt"] and deleted == []
 
+
+
+def approve_two_deletions(route_per_call):
+    delete_file, deleted = make_delete_file()
+
+    def approve(request, execute):
+        if interrupt({"approve?": request.tool_call["args"]}) != "yes":
+            return refusal(request)
+        return execute(request)
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("tools", ToolNode([delete_file], wrap_tool_call=approve))
+    if route_per_call:
+        builder.add_conditional_edges(START, one_send_per_call, ["tools", END])
+    else:
+        builder.add_edge(START, "tools")
+    graph = builder.compile(checkpointer=InMemorySaver())
+    thread = {"configurable": {"thread_id": "t"}}
+    two = ai(call("delete_file", "d1", path="/a"), call("delete_file", "d2", path="/b"))
+    result, questions = graph.invoke({"messages": [two]}, thread), []
+    while "__interrupt__" in result:
+        questions.append(len(result["__interrupt__"]))
+        result = graph.invoke(Command(resume={i.id: "yes" for i in result["__interrupt__"]}), thread)
+    return questions, sorted(deleted)
+
+
+@lesson
+def test_two_approvals_in_one_toolnode_batch_pause_twice_and_rerun_an_approved_call():
+    questions, deleted = approve_two_deletions(route_per_call=False)
+    assert questions == [1, 1]
+    assert len(deleted) == 3 and set(deleted) == {"/a", "/b"}  # one approved deletion ran twice
+
+
+@lesson
+def test_two_approvals_with_one_send_per_call_pause_once_and_run_each_call_once():
+    questions, deleted = approve_two_deletions(route_per_call=True)
+    assert questions == [2] and deleted == ["/a", "/b"]
