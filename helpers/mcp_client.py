@@ -4,8 +4,9 @@ with `langchain-mcp-adapters`, so that it works in any kernel and never outlives
 Two things make this more than three lines of `mcp` code:
 
 - **A real errlog file.** `mcp.client.stdio.stdio_client` hands the server's stderr to
-  `subprocess`, which needs a real file descriptor. Its default is `sys.stderr`; inside a kernel run
-  by nbval that object has none, and starting the server fails with
+  `subprocess`, which needs a real file descriptor. Its default is `sys.stderr`; ipykernel gives a
+  kernel's `sys.stderr` a descriptor only on Linux and macOS and not under pytest, so in JupyterLab on
+  Windows and in a kernel run by nbval starting the server fails with
   `io.UnsupportedOperation: fileno`. Every session here writes the server's stderr to a temporary
   file instead, and quotes that file when the server fails to start.
 - **Cleanup, always.** The server is a child process owned by an `async with` block: when the block
@@ -13,7 +14,7 @@ Two things make this more than three lines of `mcp` code:
   (terminating it if it does not). An error raised inside the block comes out as itself, not wrapped
   in the `ExceptionGroup` that the transport's task group would otherwise add.
 
-Taught in `notebooks/08_mcp_tools.ipynb`.
+Taught in `notebooks/10_mcp_tools.ipynb`.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ def server_parameters(module: str = "helpers.mcp_server"):
             ...
         ```
 
-    Taught in `notebooks/08_mcp_tools.ipynb`.
+    Taught in `notebooks/10_mcp_tools.ipynb`.
     """
     from mcp import StdioServerParameters
 
@@ -63,10 +64,10 @@ def server_connection(module: str = "helpers.mcp_server") -> dict[str, Any]:
         ```
 
     The adapter's own stdio sessions use `stdio_client`'s default errlog, `sys.stderr`: fine in a
-    terminal or JupyterLab, `io.UnsupportedOperation: fileno` under nbval. Notebooks use
-    `mcp_tools()` instead.
+    script and in JupyterLab on Linux and macOS, `io.UnsupportedOperation: fileno` in a kernel on
+    Windows or under nbval. Notebooks use `mcp_tools()` instead.
 
-    Taught in `notebooks/08_mcp_tools.ipynb`.
+    Taught in `notebooks/10_mcp_tools.ipynb`.
     """
     params = server_parameters(module)
     return {"transport": "stdio", "command": params.command, "args": list(params.args)}
@@ -106,7 +107,7 @@ async def open_session(module: str = "helpers.mcp_server", *, errlog=None) -> As
             result = await session.call_tool("lookup_weather", {"city": "Paris"})
         ```
 
-    Taught in `notebooks/08_mcp_tools.ipynb`.
+    Taught in `notebooks/10_mcp_tools.ipynb`.
     """
     import anyio
     from mcp import ClientSession
@@ -157,7 +158,7 @@ async def mcp_tools(module: str = "helpers.mcp_server", **load_options: Any) -> 
             result = await ToolNode(tools).ainvoke({"messages": [ai_message]}, runtime=Runtime())
         ```
 
-    Taught in `notebooks/08_mcp_tools.ipynb`.
+    Taught in `notebooks/10_mcp_tools.ipynb`.
     """
     from langchain_mcp_adapters.tools import load_mcp_tools
 
@@ -178,7 +179,7 @@ class SessionPerCall:
         await tools[0].ainvoke({"city": "Paris"})   # starts and stops one server process
         ```
 
-    Taught in `notebooks/08_mcp_tools.ipynb`.
+    Taught in `notebooks/10_mcp_tools.ipynb`.
     """
 
     def __init__(self, module: str = "helpers.mcp_server") -> None:
@@ -204,7 +205,7 @@ def process_running(pid: int) -> bool:
         process_running(pid)       # False: the block ended the server
         ```
 
-    Taught in `notebooks/08_mcp_tools.ipynb`.
+    Taught in `notebooks/10_mcp_tools.ipynb`.
     """
     import psutil
 

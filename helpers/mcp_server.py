@@ -63,7 +63,7 @@ def build_server():
         # ['lookup_weather', 'lookup_attraction', 'lookup_traffic', 'server_pid']
         ```
 
-    Taught in `notebooks/08_mcp_tools.ipynb`.
+    Taught in `notebooks/10_mcp_tools.ipynb`.
     """
     from mcp.server.fastmcp import FastMCP
 
@@ -77,7 +77,7 @@ def build_server():
 def main() -> None:
     """Serve the course's tools over stdio until the client closes stdin.
 
-    Taught in `notebooks/08_mcp_tools.ipynb`.
+    Taught in `notebooks/10_mcp_tools.ipynb`.
     """
     # `mcp` imports jsonschema, which compiles an IRI grammar at import time when the optional
     # `rfc3987-syntax` package is installed (JupyterLab brings it). This server validates no IRIs,

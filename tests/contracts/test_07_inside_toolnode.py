@@ -1,4 +1,5 @@
-"""Contract tests for lesson 07: ToolNode's internals, injection and interceptors, as the lesson teaches them.
+"""Contract tests for lesson 07: ToolNode's internals, its input payloads and injection, as the lesson
+teaches them (interceptors are lesson 08: test_08_interceptors.py).
 
 Each test pins one behaviour of the pinned langgraph-prebuilt by running it (not the notebook).
 """
@@ -6,12 +7,10 @@ Each test pins one behaviour of the pinned langgraph-prebuilt by running it (not
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import threading
 import warnings
-from collections import Counter
-from typing import Annotated
+from typing import Annotated, Any
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
@@ -19,14 +18,17 @@ from langchain_core.tools import InjectedToolCallId, StructuredTool, tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, MessagesState, StateGraph
-from langgraph.prebuilt import InjectedState, InjectedStore, ToolNode, ToolRuntime
+from langgraph.prebuilt import InjectedState, InjectedStore, ToolNode, ToolRuntime, create_react_agent
+from langgraph.prebuilt.tool_node import _InjectedArgs
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command, Send, interrupt
+from langgraph.warnings import LangGraphDeprecatedSinceV10
 
+from helpers.models import ScriptedChatModel
 from helpers.source import excerpt
-from helpers.timing import CallRecorder, Stopwatch
+from helpers.timing import CallRecorder
 from helpers.tools import make_city_tools
 
 lesson = pytest.mark.lesson("07_inside_toolnode")
@@ -47,29 +49,11 @@ def add(a: int, b: int) -> int:
     return a + b
 
 
-def make_delete_file():
-    deleted: list[str] = []
-
-    @tool
-    def delete_file(path: str) -> str:
-        """Delete a file (pretend)."""
-        deleted.append(path)
-        return f"deleted {path}"
-
-    return delete_file, deleted
-
-
-def refusal(request):
-    return ToolMessage("denied", name=request.tool_call["name"], tool_call_id=request.tool_call["id"],
-                       status="error")
-
-
 def one_node_graph(node, state=MessagesState, **compile_kwargs):
     builder = StateGraph(state, context_schema=compile_kwargs.pop("context_schema", None))
     builder.add_node("tools", node)
     builder.add_edge(START, "tools")
     return builder.compile(**compile_kwargs)
-
 
 # -- 1. the source and the execution path --------------------------------------------------------
 
@@ -89,18 +73,21 @@ def test_sync_path_creates_and_shuts_down_a_new_thread_pool_per_invoke():
 
 
 @lesson
+@pytest.mark.timing
 def test_sync_pool_is_sized_by_max_concurrency():
     recorder = CallRecorder()
-    node = ToolNode(make_city_tools(delay=DELAY, recorder=recorder, sync=True)[:1])
+    # 0.4 s calls: a 0.3 s stall of one worker still leaves the two calls of a wave overlapping.
+    node = ToolNode(make_city_tools(delay=4 * DELAY, recorder=recorder, sync=True)[:1])
     batch = [ai(*(call("lookup_weather", f"c{i}", city="Paris") for i in range(4)))]
     node.invoke(batch, config={"max_concurrency": 2}, runtime=Runtime())
     assert recorder.max_in_flight() == 2
 
 
 @lesson
+@pytest.mark.timing
 def test_async_path_gathers_every_call_ignoring_max_concurrency():
     recorder = CallRecorder()
-    node = ToolNode(make_city_tools(delay=DELAY, recorder=recorder)[:1])
+    node = ToolNode(make_city_tools(delay=4 * DELAY, recorder=recorder)[:1])
     batch = [ai(*(call("lookup_weather", f"c{i}", city="Paris") for i in range(4)))]
     asyncio.run(node.ainvoke(batch, config={"max_concurrency": 1}, runtime=Runtime()))
     assert recorder.max_in_flight() == 4
@@ -333,241 +320,150 @@ def test_standalone_invoke_of_an_injected_state_tool_does_not_warn():
     assert out["messages"][0].content == "ann|n1|1" and caught == []
 
 
-# -- 3. interceptors --------------------------------------------------------------------------------
+# -- 1.4 who sends which payload ----------------------------------------------------------------------
 
-def make_flaky():
-    attempts: Counter = Counter()
+@lesson
+def test_create_react_agent_sends_one_tool_call_with_context_per_tool_call():
+    tools = make_city_tools(delay=0.01, sync=True)
+    model = ScriptedChatModel(script=[
+        [{"name": "lookup_weather", "args": {"city": "Paris"}},
+         {"name": "lookup_attraction", "args": {"city": "Paris"}}],
+        "done",
+    ])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LangGraphDeprecatedSinceV10)
+        agent = create_react_agent(model, tools)  # default version="v2"
+    tasks = agent.stream({"messages": [HumanMessage("hi")]}, stream_mode="tasks")
+    payloads = [task["input"] for task in tasks if task["name"] == "tools" and "input" in task]
+    assert [p["__type"] for p in payloads] == ["tool_call_with_context"] * 2
+    assert sorted(p["tool_call"]["id"] for p in payloads) == ["call_0_0", "call_0_1"]
+    assert all("messages" in p["state"] for p in payloads)
 
+
+@lesson
+def test_create_react_agent_is_deprecated_in_favour_of_langchain_agents():
+    with pytest.warns(LangGraphDeprecatedSinceV10, match="langchain.agents"):
+        create_react_agent(ScriptedChatModel(script=["done"]), [add])
+
+
+@lesson
+def test_a_one_call_list_is_a_tool_calls_input_and_answers_with_a_messages_dict():
+    node = ToolNode([add])
+    calls, kind = node._parse_input([call("add", "1", a=1, b=2)])
+    assert kind == "tool_calls" and [c["id"] for c in calls] == ["1"]
+    out = node.invoke([call("add", "1", a=1, b=2)], runtime=Runtime())
+    assert out == {"messages": [ToolMessage("3", name="add", tool_call_id="1")]}
+
+
+# -- 2.2 the runtime: recognised by name or by annotation -------------------------------------------
+
+def model_sees(tool_):
+    return convert_to_openai_tool(tool_)["function"]["parameters"]["properties"]
+
+
+def run_in_graph(tool_, **args):
+    graph = one_node_graph(ToolNode([tool_]))
+    return graph.invoke({"messages": [ai(call(tool_.name, "1", **args))]})["messages"][-1]
+
+
+@lesson
+def test_the_toolruntime_annotation_alone_injects_and_hides_the_parameter():
     @tool
-    def flaky(city: str) -> str:
-        """Fails twice, then works."""
-        attempts[city] += 1
-        if attempts[city] < 3:
-            raise ConnectionError("dropped")
-        return f"ok {attempts[city]}"
+    def by_annotation(city: str, ctx: ToolRuntime) -> str:
+        """Look up a city."""
+        return type(ctx).__name__
 
-    return flaky, attempts
-
-
-def retry(request, execute, tries=3):
-    for attempt in range(1, tries + 1):
-        try:
-            return execute(request)
-        except ConnectionError:
-            if attempt == tries:
-                raise
+    assert list(model_sees(by_annotation)) == ["city"]
+    assert run_in_graph(by_annotation, city="Paris").content == "ToolRuntime"
 
 
 @lesson
-def test_a_wrapper_may_call_execute_again_to_retry():
-    flaky, attempts = make_flaky()
-    node = ToolNode([flaky], wrap_tool_call=retry)
-    out = node.invoke([ai(call("flaky", "1", city="x"))], runtime=Runtime())
-    assert out[0].content == "ok 3" and attempts["x"] == 3
+def test_the_name_runtime_alone_injects_but_the_model_still_sees_it():
+    @tool
+    def by_name(city: str, runtime) -> str:
+        """Look up a city."""
+        return type(runtime).__name__
+
+    assert model_sees(by_name) == {"city": {"type": "string"}, "runtime": {}}
+    assert run_in_graph(by_name, city="Paris", runtime="tonight").content == "ToolRuntime"
 
 
 @lesson
-def test_retry_sees_an_error_message_not_an_exception_when_errors_are_handled():
-    flaky, attempts = make_flaky()
-    node = ToolNode([flaky], wrap_tool_call=retry, handle_tool_errors=True)
-    out = node.invoke([ai(call("flaky", "1", city="x"))], runtime=Runtime())
-    assert out[0].status == "error" and attempts["x"] == 1
+def test_an_untyped_ordinary_argument_named_runtime_is_silently_replaced():
+    @tool
+    def schedule(task: str, runtime: Any) -> str:
+        """Schedule a task for a time of day."""
+        return type(runtime).__name__
+
+    assert "runtime" in model_sees(schedule)
+    reply = run_in_graph(schedule, task="backup", runtime="morning")
+    assert reply.status == "success" and reply.content == "ToolRuntime"
 
 
 @lesson
-def test_a_wrapper_that_never_executes_short_circuits_the_tool():
-    delete_file, deleted = make_delete_file()
-    node = ToolNode([delete_file], wrap_tool_call=lambda request, execute: refusal(request))
-    out = node.invoke([ai(call("delete_file", "1", path="/etc/hosts"))], runtime=Runtime())
-    assert out[0].content == "denied" and deleted == []
+def test_a_typed_ordinary_argument_named_runtime_fails_with_an_empty_reason():
+    @tool
+    def schedule_backup(task: str, runtime: str) -> str:
+        """Schedule a task for a time of day."""
+        return f"{task} scheduled for the {runtime}"
+
+    assert model_sees(schedule_backup)["runtime"] == {"type": "string"}
+    direct = schedule_backup.invoke({"task": "backup", "runtime": "morning"})
+    assert direct == "backup scheduled for the morning"
+    reply = run_in_graph(schedule_backup, task="backup", runtime="morning")
+    assert reply.status == "error"
+    assert reply.content == (
+        "Error invoking tool 'schedule_backup' with kwargs {'task': 'backup', 'runtime': 'morning'} "
+        "with error:\n \n Please fix the error and try again."
+    )
+
+
+# -- 2.3 who fills InjectedToolCallId ----------------------------------------------------------------
+
+@lesson
+def test_toolnode_injects_state_store_and_runtime_but_not_the_tool_call_id():
+    fields = [f.name for f in dataclasses.fields(_InjectedArgs)]
+    assert fields[:3] == ["state", "store", "runtime"]
+    assert not any("call" in name for name in fields)
+    assert "InjectedToolCallId" not in excerpt(ToolNode._inject_tool_args)
 
 
 @lesson
-def test_a_wrapper_sees_no_tool_for_an_unknown_name():
-    seen = []
-
-    def spy(request, execute):
-        seen.append(request.tool)
-        return execute(request)
-
-    out = ToolNode([add], wrap_tool_call=spy).invoke([ai(call("nope", "1"))], runtime=Runtime())
-    assert seen == [None] and out[0].status == "error"
+def test_langchain_core_fills_injected_tool_call_id_from_the_tool_calls_id():
+    source = excerpt(StructuredTool._parse_input)
+    assert "tool_input[k] = tool_call_id" in source
+    message = note.invoke(call("note", "abc", text="hi", user="ann", messages=[], call_id="forged",
+                               store=InMemoryStore()))
+    assert message.content == "ann|abc|0"
 
 
 @lesson
-def test_override_returns_a_new_request_with_the_new_arguments():
-    seen = []
-
-    def rewrite(request, execute):
-        new = request.override(tool_call={**request.tool_call, "args": {"a": 10, "b": 20}})
-        seen.append((request.tool_call["args"], new.tool_call["args"]))
-        return execute(new)
-
-    out = ToolNode([add], wrap_tool_call=rewrite).invoke([ai(call("add", "1", a=1, b=2))], runtime=Runtime())
-    assert out[0].content == "30"
-    assert seen == [({"a": 1, "b": 2}, {"a": 10, "b": 20})]
+def test_invoking_an_injected_tool_call_id_tool_with_args_only_raises():
+    with pytest.raises(ValueError, match="When tool includes an InjectedToolCallId argument, tool must "
+                                         "always be invoked with a full model ToolCall"):
+        note.invoke({"text": "hi", "user": "ann", "messages": [], "store": InMemoryStore()})
 
 
 @lesson
-def test_assigning_to_a_request_is_deprecated():
-    def assign(request, execute):
-        request.tool_call = {**request.tool_call, "args": {"a": 5, "b": 5}}
-        return execute(request)
-
-    node = ToolNode([add], wrap_tool_call=assign)
-    with pytest.warns(DeprecationWarning, match="Use the override"):
-        out = node.invoke([ai(call("add", "1", a=1, b=2))], runtime=Runtime())
-    assert out[0].content == "10"
-
-
-def approval(request, execute):
-    if request.tool_call["name"] == "delete_file":
-        if interrupt({"approve?": request.tool_call["args"]}) != "yes":
-            return refusal(request)
-    return execute(request)
-
-
-def approval_graph(checkpointer):
-    recorder = CallRecorder()
-    delete_file, deleted = make_delete_file()
-    tools = [make_city_tools(delay=0.01, recorder=recorder, sync=True)[0], delete_file]
-    graph = one_node_graph(ToolNode(tools, wrap_tool_call=approval), checkpointer=checkpointer)
-    batch = {"messages": [ai(call("lookup_weather", "1", city="Paris"), call("delete_file", "2", path="/x"))]}
-    return graph, batch, recorder, deleted
+def test_the_shape_the_error_message_suggests_uses_the_wrong_key():
+    suggested = {"name": "note", "type": "tool_call", "tool_call_id": "abc",
+                 "args": {"text": "hi", "user": "ann", "messages": [], "store": InMemoryStore()}}
+    with pytest.raises(KeyError, match="'id'"):
+        note.invoke(suggested)
 
 
 @lesson
-def test_interrupt_in_a_wrapper_pauses_and_resume_continues():
-    graph, batch, _, deleted = approval_graph(InMemorySaver())
-    thread = {"configurable": {"thread_id": "t"}}
-    paused = graph.invoke(batch, thread)
-    assert [i.value for i in paused["__interrupt__"]] == [{"approve?": {"path": "/x"}}] and deleted == []
-    graph.invoke(Command(resume="yes"), thread)
-    assert deleted == ["/x"]
+def test_a_custom_args_schema_no_longer_hides_injected_state():
+    from pydantic import BaseModel
 
+    class NoteArgs(BaseModel):
+        text: str
 
-@lesson
-def test_resuming_reruns_every_call_of_the_interrupted_batch():
-    graph, batch, recorder, _ = approval_graph(InMemorySaver())
-    thread = {"configurable": {"thread_id": "t"}}
-    graph.invoke(batch, thread)
-    assert len(recorder.calls) == 1
-    graph.invoke(Command(resume="yes"), thread)
-    assert len(recorder.calls) == 2
+    @tool(args_schema=NoteArgs)
+    def short_note(text: str, user: Annotated[str, InjectedState("user")]) -> str:
+        """Save a note."""
+        return f"{user}: {text}"
 
-
-@lesson
-def test_resume_without_a_checkpointer_raises():
-    graph, batch, _, _ = approval_graph(None)
-    assert "__interrupt__" in graph.invoke(batch)
-    with pytest.raises(RuntimeError, match=r"Cannot use Command\(resume=...\) without checkpointer"):
-        graph.invoke(Command(resume="yes"))
-
-
-def timed_tool(recorder, name, seconds):
-    async def run(key: str) -> str:
-        with recorder.span(name):
-            await asyncio.sleep(seconds)
-        return f"{name}({key})"
-
-    return StructuredTool.from_function(coroutine=run, name=name, description=name)
-
-
-@lesson
-def test_an_async_wrapper_can_lock_one_tool_while_others_run_concurrently():
-    recorder = CallRecorder()
-    lock = asyncio.Lock()
-
-    async def guard(request, execute):
-        async with lock if request.tool_call["name"] == "write_db" else contextlib.nullcontext():
-            return await execute(request)
-
-    node = ToolNode([timed_tool(recorder, "write_db", DELAY), timed_tool(recorder, "read_api", DELAY)],
-                    awrap_tool_call=guard)
-    batch = [ai(call("write_db", "w1", key="a"), call("write_db", "w2", key="b"),
-                call("read_api", "r1", key="x"))]
-    asyncio.run(node.ainvoke(batch, runtime=Runtime()))
-    writes = [c for c in recorder.calls if c.label == "write_db"]
-    read = next(c for c in recorder.calls if c.label == "read_api")
-    assert writes[0].end <= writes[1].start + 0.01  # one write at a time
-    assert read.start < writes[0].end  # the read ran alongside the first write
-
-
-@lesson
-def test_an_async_wrapper_timeout_cancels_an_async_tool():
-    recorder = CallRecorder()
-
-    async def deadline(request, execute):
-        try:
-            return await asyncio.wait_for(execute(request), 2 * DELAY)
-        except TimeoutError:
-            return refusal(request)
-
-    node = ToolNode([timed_tool(recorder, "slow", 10 * DELAY)], awrap_tool_call=deadline)
-    out = asyncio.run(node.ainvoke([ai(call("slow", "1", key="z"))], runtime=Runtime()))
-    assert out[0].status == "error"
-    assert recorder.calls[0].seconds < 5 * DELAY
-
-
-@lesson
-def test_only_an_async_wrapper_is_silently_skipped_by_sync_invoke():
-    delete_file, deleted = make_delete_file()
-
-    async def deny(request, execute):
-        return refusal(request)
-
-    node = ToolNode([delete_file], awrap_tool_call=deny)
-    batch = [ai(call("delete_file", "1", path="/etc/hosts"))]
-    assert asyncio.run(node.ainvoke(batch, runtime=Runtime()))[0].content == "denied"
-    assert node.invoke(batch, runtime=Runtime())[0].content == "deleted /etc/hosts"
-    assert deleted == ["/etc/hosts"]
-
-
-@lesson
-def test_only_a_sync_wrapper_serialises_sync_tools_under_ainvoke():
-    tools = make_city_tools(delay=DELAY, sync=True)
-    batch = [ai(*(call(t.name, f"{t.name}-{i}", city="Paris") for t in tools for i in range(2)))]
-    wrapped_node = ToolNode(tools, wrap_tool_call=lambda request, execute: execute(request))
-    with Stopwatch() as plain:
-        asyncio.run(ToolNode(tools).ainvoke(batch, runtime=Runtime()))
-    with Stopwatch() as wrapped:
-        asyncio.run(wrapped_node.ainvoke(batch, runtime=Runtime()))
-    assert wrapped.seconds >= 4 * DELAY
-    assert wrapped.seconds > 2 * plain.seconds
-
-
-@lesson
-def test_only_a_sync_wrapper_runs_sync_tools_on_the_event_loop_thread():
-    recorder = CallRecorder()
-    tools = make_city_tools(delay=0.01, recorder=recorder, sync=True)
-    node = ToolNode(tools, wrap_tool_call=lambda request, execute: execute(request))
-    batch = [ai(*(call(t.name, t.name, city="Paris") for t in tools))]
-
-    async def run():
-        await node.ainvoke(batch, runtime=Runtime())
-        return threading.current_thread().name
-
-    loop_thread = asyncio.run(run())
-    assert {worker.split(" / ")[0] for worker in recorder.workers()} == {loop_thread}
-
-
-@lesson
-def test_only_a_sync_wrapper_breaks_async_tools_under_ainvoke():
-    node = ToolNode(make_city_tools(delay=0.01)[:1], wrap_tool_call=lambda r, execute: execute(r))
-    with pytest.raises(NotImplementedError, match="StructuredTool does not support sync invocation."):
-        asyncio.run(node.ainvoke([ai(call("lookup_weather", "1", city="Paris"))], runtime=Runtime()))
-
-
-@lesson
-def test_both_wrappers_cover_both_paths():
-    delete_file, deleted = make_delete_file()
-
-    async def deny_async(request, execute):
-        return refusal(request)
-
-    node = ToolNode([delete_file], wrap_tool_call=lambda r, execute: refusal(r), awrap_tool_call=deny_async)
-    batch = [ai(call("delete_file", "1", path="/etc/hosts"))]
-    assert node.invoke(batch, runtime=Runtime())[0].content == "denied"
-    assert asyncio.run(node.ainvoke(batch, runtime=Runtime()))[0].content == "denied"
-    assert deleted == []
-
+    graph = one_node_graph(ToolNode([short_note]), state=NotesState)
+    out = graph.invoke({"messages": [ai(call("short_note", "1", text="hi"))], "user": "ann"})
+    assert out["messages"][-1].content == "ann: hi"

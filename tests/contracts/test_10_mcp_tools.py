@@ -1,4 +1,4 @@
-"""Library behaviour taught in notebooks/08_mcp_tools.ipynb: a real stdio MCP server (FastMCP),
+"""Library behaviour taught in notebooks/10_mcp_tools.ipynb: a real stdio MCP server (FastMCP),
 loaded with langchain-mcp-adapters and run by ToolNode.
 
 Most tests read one shared recording: a single server session in which every scenario ran once
@@ -11,7 +11,10 @@ import asyncio
 import inspect
 import io
 import re
+import subprocess
+import sys
 import tempfile
+import textwrap
 import time
 
 import pytest
@@ -32,11 +35,11 @@ from helpers.mcp_client import open_session, process_running, server_connection,
 from helpers.models import ScriptedChatModel, tool_results_summary
 from helpers.tools import make_city_tools
 
-lesson = pytest.mark.lesson("08_mcp_tools")
+lesson = pytest.mark.lesson("10_mcp_tools")
 
 LC_ID = re.compile(r"lc_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-FOUR = [("lookup_weather", "Paris"), ("lookup_attraction", "Paris"),
-        ("lookup_weather", "London"), ("lookup_attraction", "London")]
+SIX = [(name, city) for city in ("Paris", "London", "Tokyo")
+       for name in ("lookup_weather", "lookup_attraction")]
 SCRIPT = [[{"name": "lookup_weather", "args": {"city": "Paris"}},
            {"name": "lookup_attraction", "args": {"city": "Paris"}}],
           tool_results_summary]
@@ -94,9 +97,9 @@ def observed() -> dict:
             seen["pid"] = await pid_of(tools)
             seen["running_inside"] = process_running(seen["pid"])
             start = time.perf_counter()
-            seen["four"] = await ToolNode(tools).ainvoke(calls(*[(n, {"city": c}) for n, c in FOUR]),
+            seen["six"] = await ToolNode(tools).ainvoke(calls(*[(n, {"city": c}) for n, c in SIX]),
                                                          runtime=runtime)
-            seen["four_seconds"] = time.perf_counter() - start
+            seen["six_seconds"] = time.perf_counter() - start
             seen["again"] = await ToolNode(tools).ainvoke(calls(("lookup_weather", {"city": "Paris"})),
                                                           runtime=runtime)
             seen["sync"] = await asyncio.to_thread(
@@ -110,6 +113,10 @@ def observed() -> dict:
             seen["raising_default"] = await outcome(ToolNode(raising).ainvoke(TRAFFIC, runtime=runtime))
             seen["raising_caught"] = await ToolNode(raising, handle_tool_errors=True).ainvoke(
                 TRAFFIC, runtime=runtime)
+        seen["closed"] = await outcome(ToolNode(tools).ainvoke(calls(("lookup_weather", {"city": "Paris"})),
+                                                               runtime=Runtime()))
+        seen["closed_caught"] = await ToolNode(tools, handle_tool_errors=True).ainvoke(
+            calls(("lookup_weather", {"city": "Paris"})), runtime=Runtime())
         seen["running_after"] = process_running(seen["pid"])
         return seen
 
@@ -166,7 +173,7 @@ def test_the_adapter_opens_stdio_sessions_without_an_errlog():
 @lesson
 def test_toolnode_runs_an_mcp_tool_and_the_server_is_gone_afterwards(observed):
     assert observed["running_inside"] is True
-    assert observed["four"]["messages"][0].text == "Paris: sunny, 25 °C"
+    assert observed["six"]["messages"][0].text == "Paris: sunny, 25 °C"
     assert observed["running_after"] is False
 
 
@@ -200,16 +207,23 @@ def test_the_model_sees_an_mcp_tool_exactly_like_the_local_tool(observed):
 
 
 @lesson
+def test_toolnode_ainvoke_answers_each_mcp_call_in_order(observed):
+    assert [m.text for m in observed["six"]["messages"]] == [
+        "Paris: sunny, 25 °C", "Paris: the Louvre", "London: cloudy, 18 °C", "London: the Tower of London",
+        "Tokyo: light rain, 21 °C", "Tokyo: Senso-ji"]
+
+
+@lesson
+@pytest.mark.timing
 def test_toolnode_ainvoke_runs_mcp_calls_concurrently_over_one_session(observed):
-    assert [m.text for m in observed["four"]["messages"]] == [
-        "Paris: sunny, 25 °C", "Paris: the Louvre", "London: cloudy, 18 °C", "London: the Tower of London"]
-    assert observed["four_seconds"] < 0.75 * len(FOUR) * mcp_server.DELAY
+    # One after another: 0.6 s. Together: about 0.1 s, so a 0.3 s stall still passes.
+    assert observed["six_seconds"] < 0.75 * len(SIX) * mcp_server.DELAY
 
 
 # -- content blocks -----------------------------------------------------------------------------
 @lesson
 def test_mcp_content_is_a_list_of_text_blocks_with_random_lc_ids(observed):
-    first = observed["four"]["messages"][0]
+    first = observed["six"]["messages"][0]
     again = observed["again"]["messages"][0]
     (block,) = first.content
     assert set(block) == {"type", "text", "id"} and block["type"] == "text"
@@ -219,13 +233,13 @@ def test_mcp_content_is_a_list_of_text_blocks_with_random_lc_ids(observed):
 
 @lesson
 def test_fastmcp_structured_output_arrives_as_the_artifact(observed):
-    first = observed["four"]["messages"][0]
+    first = observed["six"]["messages"][0]
     assert first.artifact == {"structured_content": {"result": "Paris: sunny, 25 °C"}}
 
 
 @lesson
 def test_openai_format_of_an_mcp_tool_message_is_plain_text(observed):
-    converted = convert_to_openai_messages(observed["four"]["messages"][0])
+    converted = convert_to_openai_messages(observed["six"]["messages"][0])
     assert converted == {"role": "tool", "name": "lookup_weather", "tool_call_id": "call_0",
                          "content": "Paris: sunny, 25 °C"}
 
@@ -306,3 +320,67 @@ def test_one_adapter_session_serves_every_call_from_one_process():
 @lesson
 def test_get_tools_documents_a_new_session_per_call():
     assert "A new session will be created for each tool call" in MultiServerMCPClient.get_tools.__doc__
+
+
+# -- tools after their session, the adapter's defaults, the adapter's own client -------------------
+@lesson
+def test_a_tool_used_after_its_session_closed_raises_closed_resource_error(observed):
+    import anyio
+
+    assert isinstance(observed["closed"], anyio.ClosedResourceError)
+
+
+@lesson
+def test_a_closed_session_error_becomes_an_unfixable_message_under_a_catching_policy(observed):
+    (message,) = observed["closed_caught"]["messages"]
+    assert message.status == "error"
+    assert message.content == "Error: ClosedResourceError()\n Please fix your mistakes."
+
+
+@lesson
+def test_the_adapter_handles_tool_errors_by_default():
+    signature = inspect.signature(load_mcp_tools)
+    assert signature.parameters["handle_tool_errors"].default is True
+
+
+@lesson
+def test_stdio_client_takes_its_default_errlog_from_sys_stderr_at_import_time():
+    default = inspect.signature(stdio_client).parameters["errlog"].default
+    assert default is not inspect.Parameter.empty and hasattr(default, "write")
+
+
+@lesson
+def test_ipykernel_gives_stderr_a_descriptor_only_on_linux_and_macos_and_not_under_pytest():
+    from ipykernel import iostream
+
+    source = inspect.getsource(iostream.OutStream.__init__)
+    assert 'sys.platform.startswith("linux") or sys.platform.startswith("darwin")' in source
+    assert '"PYTEST_CURRENT_TEST" not in os.environ' in source
+
+
+@lesson
+def test_the_adapters_own_client_works_as_written_in_a_script():
+    script = textwrap.dedent("""
+        import asyncio, sys
+        from langchain_core.messages import AIMessage
+        from langchain_mcp_adapters.client import MultiServerMCPClient
+        from langgraph.prebuilt import ToolNode
+        from langgraph.runtime import Runtime
+
+        client = MultiServerMCPClient({"city-guide": {
+            "transport": "stdio", "command": sys.executable, "args": ["-m", "helpers.mcp_server"]}})
+
+        async def main():
+            tools = await client.get_tools()
+            calls = AIMessage("", tool_calls=[
+                {"name": "lookup_weather", "args": {"city": "Paris"}, "id": "w", "type": "tool_call"}])
+            result = await ToolNode(tools).ainvoke({"messages": [calls]}, runtime=Runtime())
+            print([m.text for m in result["messages"]])
+
+        asyncio.run(main())
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "['Paris: sunny, 25 °C']"
+    assert done.stderr == ""
+

@@ -1,0 +1,423 @@
+"""Contract tests for lesson 08: interceptors (`wrap_tool_call` / `awrap_tool_call`) inside ToolNode —
+logging, retry, deny-list, argument rewriting, approval with `interrupt()`, locks and deadlines, and
+the two pitfalls — as the lesson teaches them.
+
+Each test pins one behaviour of the pinned langgraph-prebuilt by running it (not the notebook).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections import Counter
+
+import pytest
+from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.tools import StructuredTool, tool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode, tools_condition
+from langgraph.runtime import Runtime
+from langgraph.types import Command, Send, interrupt
+
+from helpers.models import ScriptedChatModel, tool_results_summary
+from helpers.timing import CallRecorder, Stopwatch
+from helpers.tools import make_city_tools
+
+lesson = pytest.mark.lesson("08_interceptors")
+DELAY = 0.1
+
+
+def call(name, id, **args):
+    return {"name": name, "args": args, "id": id, "type": "tool_call"}
+
+
+def ai(*calls):
+    return AIMessage(content="", tool_calls=list(calls))
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+def make_delete_file():
+    deleted: list[str] = []
+
+    @tool
+    def delete_file(path: str) -> str:
+        """Delete a file (pretend)."""
+        deleted.append(path)
+        return f"deleted {path}"
+
+    return delete_file, deleted
+
+
+def refusal(request):
+    return ToolMessage("denied", name=request.tool_call["name"], tool_call_id=request.tool_call["id"],
+                       status="error")
+
+
+def one_node_graph(node, state=MessagesState, **compile_kwargs):
+    builder = StateGraph(state)
+    builder.add_node("tools", node)
+    builder.add_edge(START, "tools")
+    return builder.compile(**compile_kwargs)
+
+
+# -- 3. interceptors --------------------------------------------------------------------------------
+
+def make_flaky():
+    attempts: Counter = Counter()
+
+    @tool
+    def flaky(city: str) -> str:
+        """Fails twice, then works."""
+        attempts[city] += 1
+        if attempts[city] < 3:
+            raise ConnectionError("dropped")
+        return f"ok {attempts[city]}"
+
+    return flaky, attempts
+
+
+def retry(request, execute, tries=3):
+    for attempt in range(1, tries + 1):
+        try:
+            return execute(request)
+        except ConnectionError:
+            if attempt == tries:
+                raise
+
+
+@lesson
+def test_a_wrapper_may_call_execute_again_to_retry():
+    flaky, attempts = make_flaky()
+    node = ToolNode([flaky], wrap_tool_call=retry)
+    out = node.invoke([ai(call("flaky", "1", city="x"))], runtime=Runtime())
+    assert out[0].content == "ok 3" and attempts["x"] == 3
+
+
+@lesson
+def test_retry_sees_an_error_message_not_an_exception_when_errors_are_handled():
+    flaky, attempts = make_flaky()
+    node = ToolNode([flaky], wrap_tool_call=retry, handle_tool_errors=True)
+    out = node.invoke([ai(call("flaky", "1", city="x"))], runtime=Runtime())
+    assert out[0].status == "error" and attempts["x"] == 1
+
+
+@lesson
+def test_a_wrapper_that_never_executes_short_circuits_the_tool():
+    delete_file, deleted = make_delete_file()
+    node = ToolNode([delete_file], wrap_tool_call=lambda request, execute: refusal(request))
+    out = node.invoke([ai(call("delete_file", "1", path="/etc/hosts"))], runtime=Runtime())
+    assert out[0].content == "denied" and deleted == []
+
+
+@lesson
+def test_a_wrapper_sees_no_tool_for_an_unknown_name():
+    seen = []
+
+    def spy(request, execute):
+        seen.append(request.tool)
+        return execute(request)
+
+    out = ToolNode([add], wrap_tool_call=spy).invoke([ai(call("nope", "1"))], runtime=Runtime())
+    assert seen == [None] and out[0].status == "error"
+
+
+@lesson
+def test_override_returns_a_new_request_with_the_new_arguments():
+    seen = []
+
+    def rewrite(request, execute):
+        new = request.override(tool_call={**request.tool_call, "args": {"a": 10, "b": 20}})
+        seen.append((request.tool_call["args"], new.tool_call["args"]))
+        return execute(new)
+
+    out = ToolNode([add], wrap_tool_call=rewrite).invoke([ai(call("add", "1", a=1, b=2))], runtime=Runtime())
+    assert out[0].content == "30"
+    assert seen == [({"a": 1, "b": 2}, {"a": 10, "b": 20})]
+
+
+@lesson
+def test_assigning_to_a_request_is_deprecated():
+    def assign(request, execute):
+        request.tool_call = {**request.tool_call, "args": {"a": 5, "b": 5}}
+        return execute(request)
+
+    node = ToolNode([add], wrap_tool_call=assign)
+    with pytest.warns(DeprecationWarning, match="Use the override"):
+        out = node.invoke([ai(call("add", "1", a=1, b=2))], runtime=Runtime())
+    assert out[0].content == "10"
+
+
+def approval(request, execute):
+    if request.tool_call["name"] == "delete_file":
+        if interrupt({"approve?": request.tool_call["args"]}) != "yes":
+            return refusal(request)
+    return execute(request)
+
+
+def approval_graph(checkpointer):
+    recorder = CallRecorder()
+    delete_file, deleted = make_delete_file()
+    tools = [make_city_tools(delay=0.01, recorder=recorder, sync=True)[0], delete_file]
+    graph = one_node_graph(ToolNode(tools, wrap_tool_call=approval), checkpointer=checkpointer)
+    batch = {"messages": [ai(call("lookup_weather", "1", city="Paris"), call("delete_file", "2", path="/x"))]}
+    return graph, batch, recorder, deleted
+
+
+@lesson
+def test_interrupt_in_a_wrapper_pauses_and_resume_continues():
+    graph, batch, _, deleted = approval_graph(InMemorySaver())
+    thread = {"configurable": {"thread_id": "t"}}
+    paused = graph.invoke(batch, thread)
+    assert [i.value for i in paused["__interrupt__"]] == [{"approve?": {"path": "/x"}}] and deleted == []
+    graph.invoke(Command(resume="yes"), thread)
+    assert deleted == ["/x"]
+
+
+@lesson
+def test_resuming_reruns_every_call_of_the_interrupted_batch():
+    graph, batch, recorder, _ = approval_graph(InMemorySaver())
+    thread = {"configurable": {"thread_id": "t"}}
+    graph.invoke(batch, thread)
+    assert len(recorder.calls) == 1
+    graph.invoke(Command(resume="yes"), thread)
+    assert len(recorder.calls) == 2
+
+
+@lesson
+def test_resume_without_a_checkpointer_raises():
+    graph, batch, _, _ = approval_graph(None)
+    assert "__interrupt__" in graph.invoke(batch)
+    with pytest.raises(RuntimeError, match=r"Cannot use Command\(resume=...\) without checkpointer"):
+        graph.invoke(Command(resume="yes"))
+
+
+def timed_tool(recorder, name, seconds):
+    async def run(key: str) -> str:
+        with recorder.span(name):
+            await asyncio.sleep(seconds)
+        return f"{name}({key})"
+
+    return StructuredTool.from_function(coroutine=run, name=name, description=name)
+
+
+@lesson
+@pytest.mark.timing
+def test_an_async_wrapper_can_lock_one_tool_while_others_run_concurrently():
+    recorder = CallRecorder()
+    lock = asyncio.Lock()
+
+    async def guard(request, execute):
+        async with lock if request.tool_call["name"] == "write_db" else contextlib.nullcontext():
+            return await execute(request)
+
+    node = ToolNode([timed_tool(recorder, "write_db", DELAY), timed_tool(recorder, "read_api", DELAY)],
+                    awrap_tool_call=guard)
+    batch = [ai(call("write_db", "w1", key="a"), call("write_db", "w2", key="b"),
+                call("read_api", "r1", key="x"))]
+    asyncio.run(node.ainvoke(batch, runtime=Runtime()))
+    writes = sorted((c for c in recorder.calls if c.label == "write_db"), key=lambda c: c.start)
+    read = next(c for c in recorder.calls if c.label == "read_api")
+    assert writes[0].end <= writes[1].start  # one write at a time (the lock, not the clock)
+    assert read.start < writes[0].end  # the read ran alongside the first write
+
+
+@lesson
+@pytest.mark.timing
+def test_an_async_wrapper_timeout_cancels_an_async_tool():
+    recorder = CallRecorder()
+
+    async def deadline(request, execute):
+        try:
+            return await asyncio.wait_for(execute(request), 2 * DELAY)
+        except TimeoutError:
+            return refusal(request)
+
+    node = ToolNode([timed_tool(recorder, "slow", 30 * DELAY)], awrap_tool_call=deadline)
+    out = asyncio.run(node.ainvoke([ai(call("slow", "1", key="z"))], runtime=Runtime()))
+    assert out[0].status == "error"
+    assert recorder.calls[0].seconds < 10 * DELAY  # cut at 0.2 s, not 3 s
+
+
+@lesson
+def test_only_an_async_wrapper_is_silently_skipped_by_sync_invoke():
+    delete_file, deleted = make_delete_file()
+
+    async def deny(request, execute):
+        return refusal(request)
+
+    node = ToolNode([delete_file], awrap_tool_call=deny)
+    batch = [ai(call("delete_file", "1", path="/etc/hosts"))]
+    assert asyncio.run(node.ainvoke(batch, runtime=Runtime()))[0].content == "denied"
+    assert node.invoke(batch, runtime=Runtime())[0].content == "deleted /etc/hosts"
+    assert deleted == ["/etc/hosts"]
+
+
+@lesson
+@pytest.mark.timing
+def test_only_a_sync_wrapper_serialises_sync_tools_under_ainvoke():
+    tools = make_city_tools(delay=2 * DELAY, sync=True)
+    batch = [ai(*(call(t.name, f"{t.name}-{i}", city="Paris") for t in tools for i in range(3)))]
+    wrapped_node = ToolNode(tools, wrap_tool_call=lambda request, execute: execute(request))
+    with Stopwatch() as plain:
+        asyncio.run(ToolNode(tools).ainvoke(batch, runtime=Runtime()))
+    with Stopwatch() as wrapped:
+        asyncio.run(wrapped_node.ainvoke(batch, runtime=Runtime()))
+    assert wrapped.seconds >= 6 * 2 * DELAY  # one after another: never faster than the sum
+    assert wrapped.seconds > 2 * plain.seconds  # plain: one 0.2 s wave (pool >= 5), 1.0 s of slack
+
+
+@lesson
+def test_only_a_sync_wrapper_runs_sync_tools_on_the_event_loop_thread():
+    recorder = CallRecorder()
+    tools = make_city_tools(delay=0.01, recorder=recorder, sync=True)
+    node = ToolNode(tools, wrap_tool_call=lambda request, execute: execute(request))
+    batch = [ai(*(call(t.name, t.name, city="Paris") for t in tools))]
+
+    async def run():
+        await node.ainvoke(batch, runtime=Runtime())
+        return threading.current_thread().name
+
+    loop_thread = asyncio.run(run())
+    assert {worker.split(" / ")[0] for worker in recorder.workers()} == {loop_thread}
+
+
+@lesson
+def test_only_a_sync_wrapper_breaks_async_tools_under_ainvoke():
+    node = ToolNode(make_city_tools(delay=0.01)[:1], wrap_tool_call=lambda r, execute: execute(r))
+    with pytest.raises(NotImplementedError, match="StructuredTool does not support sync invocation."):
+        asyncio.run(node.ainvoke([ai(call("lookup_weather", "1", city="Paris"))], runtime=Runtime()))
+
+
+@lesson
+def test_both_wrappers_cover_both_paths():
+    delete_file, deleted = make_delete_file()
+
+    async def deny_async(request, execute):
+        return refusal(request)
+
+    node = ToolNode([delete_file], wrap_tool_call=lambda r, execute: refusal(r), awrap_tool_call=deny_async)
+    batch = [ai(call("delete_file", "1", path="/etc/hosts"))]
+    assert node.invoke(batch, runtime=Runtime())[0].content == "denied"
+    assert asyncio.run(node.ainvoke(batch, runtime=Runtime()))[0].content == "denied"
+    assert deleted == []
+
+
+# -- 3. approval: what a resume re-runs ---------------------------------------------------------------
+
+def approval_loop(route=tools_condition, wrapper=None):
+    """Lesson 08's llm -> tools -> llm loop: a lookup and a deletion in one turn; the deletion asks."""
+    recorder, asked = CallRecorder(), []
+    delete_file, deleted = make_delete_file()
+
+    def approve(request, execute):
+        if request.tool_call["name"] == "delete_file":
+            asked.append(request.tool_call["id"])
+            if interrupt({"approve?": request.tool_call["args"]}) != "yes":
+                return refusal(request)
+        return execute(request)
+
+    tools = [make_city_tools(delay=0.01, recorder=recorder, sync=True)[0], delete_file]
+    model = ScriptedChatModel(script=[
+        [{"name": "lookup_weather", "args": {"city": "Paris"}},
+         {"name": "delete_file", "args": {"path": "/x"}}],
+        tool_results_summary,
+    ]).bind_tools(tools)
+    builder = StateGraph(MessagesState)
+    builder.add_node("llm", lambda state: {"messages": [model.invoke(state["messages"])]})
+    builder.add_node("tools", ToolNode(tools, wrap_tool_call=wrapper or approve))
+    builder.add_edge(START, "llm")
+    builder.add_conditional_edges("llm", route, ["tools", END])
+    builder.add_edge("tools", "llm")
+    return builder.compile(checkpointer=InMemorySaver()), recorder, asked, deleted
+
+
+def one_send_per_call(state):
+    last = state["messages"][-1]
+    return [Send("tools", [c]) for c in last.tool_calls] if last.tool_calls else END
+
+
+QUESTION = {"messages": [("user", "Weather in Paris? And delete the old log file.")]}
+
+
+@lesson
+def test_lines_before_interrupt_run_again_on_resume():
+    graph, _, asked, deleted = approval_loop()
+    thread = {"configurable": {"thread_id": "t"}}
+    graph.invoke(QUESTION, thread)
+    assert asked == ["call_0_1"]
+    graph.invoke(Command(resume="yes"), thread)
+    assert asked == ["call_0_1", "call_0_1"] and deleted == ["/x"]
+
+
+@lesson
+def test_one_send_per_call_confines_the_rerun_to_the_call_that_asked():
+    graph, recorder, asked, deleted = approval_loop(route=one_send_per_call)
+    thread = {"configurable": {"thread_id": "t"}}
+    graph.invoke(QUESTION, thread)
+    done = graph.invoke(Command(resume="yes"), thread)
+    assert len(recorder.calls) == 1  # the lookup ran once
+    assert len(asked) == 2 and deleted == ["/x"]
+    assert done["messages"][-1].content == "Paris: sunny, 25 °C; deleted /x"
+
+
+@lesson
+def test_a_broad_except_around_interrupt_swallows_the_pause():
+    caught = []
+
+    def careless(request, execute):
+        if request.tool_call["name"] == "delete_file":
+            try:
+                interrupt("approve?")
+            except Exception as error:  # noqa: BLE001 - the mistake the lesson shows
+                caught.append(type(error).__name__)
+                return refusal(request)
+        return execute(request)
+
+    graph, _, _, deleted = approval_loop(wrapper=careless)
+    result = graph.invoke(QUESTION, {"configurable": {"thread_id": "t"}})
+    assert "__interrupt__" not in result and caught == ["GraphInterrupt"] and deleted == []
+
+
+
+def approve_two_deletions(route_per_call):
+    delete_file, deleted = make_delete_file()
+
+    def approve(request, execute):
+        if interrupt({"approve?": request.tool_call["args"]}) != "yes":
+            return refusal(request)
+        return execute(request)
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("tools", ToolNode([delete_file], wrap_tool_call=approve))
+    if route_per_call:
+        builder.add_conditional_edges(START, one_send_per_call, ["tools", END])
+    else:
+        builder.add_edge(START, "tools")
+    graph = builder.compile(checkpointer=InMemorySaver())
+    thread = {"configurable": {"thread_id": "t"}}
+    two = ai(call("delete_file", "d1", path="/a"), call("delete_file", "d2", path="/b"))
+    result, questions = graph.invoke({"messages": [two]}, thread), []
+    while "__interrupt__" in result:
+        questions.append(len(result["__interrupt__"]))
+        result = graph.invoke(Command(resume={i.id: "yes" for i in result["__interrupt__"]}), thread)
+    return questions, sorted(deleted)
+
+
+@lesson
+def test_two_approvals_in_one_toolnode_batch_pause_twice_and_rerun_an_approved_call():
+    questions, deleted = approve_two_deletions(route_per_call=False)
+    assert questions == [1, 1]
+    assert len(deleted) == 3 and set(deleted) == {"/a", "/b"}  # one approved deletion ran twice
+
+
+@lesson
+def test_two_approvals_with_one_send_per_call_pause_once_and_run_each_call_once():
+    questions, deleted = approve_two_deletions(route_per_call=True)
+    assert questions == [2] and deleted == ["/a", "/b"]
