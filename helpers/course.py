@@ -66,12 +66,12 @@ LESSONS: tuple[Lesson, ...] = (
         'max_concurrency, handle_tool_errors',
     ),
     Lesson(
-        4, 'notebooks/04_tools_condition_loop.ipynb', 'The tools_condition loop', 30, None,
+        4, 'notebooks/04_tools_condition_loop.ipynb', 'The tools_condition loop', 35, None,
         'llm → tools → llm, routing, streaming, the real wire format via ChatOpenAI, '
         'switching to a real model',
     ),
     Lesson(
-        5, 'notebooks/05_return_types.ipynb', 'Return-type rules', 25, 'labs/05_predict_return_types.ipynb',
+        5, 'notebooks/05_return_types.ipynb', 'Return-type rules', 30, 'labs/05_predict_return_types.ipynb',
         'the four input kinds, rule one, content conversion, reducers, a live input × return → output table',
     ),
     Lesson(
@@ -88,11 +88,11 @@ LESSONS: tuple[Lesson, ...] = (
         'wrap_tool_call / awrap_tool_call: logging, retry, deny-list, approval with interrupt(), pitfalls',
     ),
     Lesson(
-        9, 'notebooks/09_prebuilt_agents.ipynb', 'The prebuilt agents', 25, None,
+        9, 'notebooks/09_prebuilt_agents.ipynb', 'The prebuilt agents', 35, None,
         'create_agent and create_react_agent: one Send per tool call, what that changes',
     ),
     Lesson(
-        10, 'notebooks/10_mcp_tools.ipynb', 'MCP tools', 25, None,
+        10, 'notebooks/10_mcp_tools.ipynb', 'MCP tools', 30, None,
         'a real local stdio MCP server → langchain-mcp-adapters → ToolNode; async-only; session cost',
     ),
     Lesson(
