@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 try:
     from helpers.platforms import SUPPORTED_PYTHONS, TARGETS, read_lock
 except ImportError as error:  # pragma: no cover - only before helpers.platforms exists
-    raise SystemExit(f"offline_bundle needs helpers.platforms (the table `make lock` uses): {error}") from None
+    raise SystemExit(f"offline_bundle needs helpers.platforms (make lock's table): {error}") from None
 
 DEST = ROOT / "wheelhouse"
 BUILD_EXTRA = ("wheel",)
