@@ -3,6 +3,7 @@
     python scripts/offline_bundle.py                                  # every platform and Python
     python scripts/offline_bundle.py --platforms linux-x86_64 --pythons 3.11
     python scripts/offline_bundle.py --dry-run                        # what each target gets; no network
+    python scripts/offline_bundle.py --check                          # does the folder install every target?
     make offline-bundle [PLATFORMS=linux-x86_64,macos-arm64] [PYTHONS=3.11,3.12]
 
 Made for a workshop venue with bad Wi-Fi: run it once where the network is good, copy `wheelhouse/`
@@ -18,7 +19,10 @@ and Python the pins whose environment marker is true there are downloaded as whe
 (`pip download --no-deps --only-binary=:all: --platform … --python-version … --implementation cp`);
 files shared by several targets (pure-Python wheels, abi3 wheels) are stored once. The build backend
 that `pip install -e .` needs (`[build-system] requires` of pyproject.toml, plus `wheel`) is added
-once, since it is pure Python. `wheelhouse/CONTENTS.txt` records what was gathered, for which targets.
+once, since it is pure Python. Then, with the index switched off, pip is asked to install each
+target's pins from the folder alone (`pip install --dry-run --no-index --find-links`, with that
+target's `--platform`/`--python-version`): the proof that an attendee on that laptop needs no network.
+`wheelhouse/CONTENTS.txt` records what was gathered, for which targets.
 """
 
 from __future__ import annotations
@@ -83,6 +87,19 @@ def download_command(target, python: str, requirements: Path, dest: Path) -> lis
     ]
 
 
+def offline_check_command(target, python: str, requirements: Path, dest: Path, scratch: Path) -> list[str]:
+    """`pip install --dry-run --no-index` from `dest` alone: does the folder install `requirements` there?"""
+    abi = "cp" + python.replace(".", "")
+    return [
+        sys.executable, "-m", "pip", "install", "--dry-run", "--quiet", "--disable-pip-version-check",
+        "--no-index", "--find-links", str(dest), "--ignore-installed", "--no-deps", "--only-binary=:all:",
+        "--target", str(scratch), "--implementation", "cp", "--python-version", python,
+        "--abi", abi, "--abi", "abi3", "--abi", "none",
+        *[arg for tag in target.wheel_platforms for arg in ("--platform", tag)],
+        "-r", str(requirements),
+    ]
+
+
 def build_requirements(pyproject: Path = ROOT / "pyproject.toml") -> list[str]:
     """What `pip install -e .` needs to build the package: pyproject's build requires, plus `wheel`."""
     build = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("build-system", {})
@@ -109,6 +126,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-r", "--requirements", type=Path, default=ROOT / "requirements.txt")
     parser.add_argument("--dry-run", action="store_true",
                         help="print what each target gets and the pip commands; download nothing")
+    parser.add_argument("--check", action="store_true",
+                        help="download nothing; check the folder alone installs every target (no network)")
     args = parser.parse_args(argv)
     sys.stdout.reconfigure(line_buffering=True)
     try:
@@ -130,33 +149,39 @@ def main(argv: list[str] | None = None) -> int:
         print("e.g. " + " ".join(download_command(target_named(name), python, Path("<pins>"), args.dest)))
         return 0
 
+    if args.check and not args.dest.is_dir():
+        parser.error(f"no folder {args.dest}: run make offline-bundle first")
     args.dest.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     failed = []
     with tempfile.TemporaryDirectory() as tmp:
+        pin_files = {}
         for (name, python), chosen in selected.items():
-            requirements = Path(tmp) / f"{name}-{python}.txt"
-            requirements.write_text("".join(line + "\n" for line in chosen), encoding="utf-8")
-            done = subprocess.run(download_command(target_named(name), python, requirements, args.dest),
-                                  capture_output=True, text=True)
+            pin_files[name, python] = Path(tmp) / f"{name}-{python}.txt"
+            pin_files[name, python].write_text("".join(line + "\n" for line in chosen), encoding="utf-8")
+        if not args.check:
+            failed += download(selected, pin_files, build, args.dest)
+        # the proof: pip, with the index switched off, finds every pin of every target in the folder
+        for (name, python), pins_file in pin_files.items():
+            command = offline_check_command(target_named(name), python, pins_file, args.dest, Path(tmp) / "x")
+            done = subprocess.run(command, capture_output=True, text=True)
             if done.returncode:
                 errors = [line for line in done.stderr.splitlines() if line.startswith("ERROR")]
-                failed.append(f"{name} Python {python}: " + ("\n    ".join(errors) or done.stderr.strip()))
-                print(f"FAIL {name} Python {python}")
+                failed.append(f"{name} Python {python}, from the folder alone: "
+                              + ("\n    ".join(errors) or done.stderr.strip()))
+                print(f"FAIL {name} Python {python}: the folder alone does not install it")
             else:
-                print(f"ok   {name} Python {python}: {_size(args.dest) / 1e6:.0f} MB in the folder so far")
-        # pure Python: one download serves every target; no --platform, so pip resolves it for this Python
-        command = [sys.executable, "-m", "pip", "download", "--disable-pip-version-check", "--quiet",
-                   "--only-binary=:all:", "--no-deps", "-d", str(args.dest), *build]
-        done = subprocess.run(command, capture_output=True, text=True)
-        if done.returncode:
-            failed.append("build backend: " + done.stderr.strip())
+                print(f"ok   {name} Python {python}: installs from the folder with --no-index")
     files = sorted(path.name for path in args.dest.iterdir() if path.suffix == ".whl")
-    (args.dest / "CONTENTS.txt").write_text(
-        "# Gathered by scripts/offline_bundle.py from requirements.txt for:\n"
-        + "".join(f"#   {name} CPython {python}\n" for name, python in selected)
-        + "# Install with no network: make offline-install\n"
-        + "".join(f"{file}\n" for file in files), encoding="utf-8")
+    backend = [file for file in files if file.startswith(("setuptools-", "wheel-"))]
+    if len(backend) < 2:
+        failed.append(f"the build backend for `pip install -e .` is missing: have {backend or 'none'}")
+    if not args.check:
+        (args.dest / "CONTENTS.txt").write_text(
+            "# Gathered by scripts/offline_bundle.py from requirements.txt for:\n"
+            + "".join(f"#   {name} CPython {python}\n" for name, python in selected)
+            + "# Install with no network: make offline-install\n"
+            + "".join(f"{file}\n" for file in files), encoding="utf-8")
     seconds = time.monotonic() - started
     print(f"{args.dest}: {len(files)} wheels, {_size(args.dest) / 1e6:.0f} MB, {seconds:.0f} s")
     if failed:
@@ -165,6 +190,27 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     print("Copy the folder into each attendee's checkout, then: make offline-install")
     return 0
+
+
+def download(selected, pin_files, build: list[str], dest: Path) -> list[str]:
+    """Download every target's wheels and the build backend into `dest`; returns what failed."""
+    failed = []
+    for name, python in selected:
+        done = subprocess.run(download_command(target_named(name), python, pin_files[name, python], dest),
+                              capture_output=True, text=True)
+        if done.returncode:
+            errors = [line for line in done.stderr.splitlines() if line.startswith("ERROR")]
+            failed.append(f"{name} Python {python}: " + ("\n    ".join(errors) or done.stderr.strip()))
+            print(f"FAIL {name} Python {python}")
+        else:
+            print(f"ok   {name} Python {python}: {_size(dest) / 1e6:.0f} MB in the folder so far")
+    # pure Python: one download serves every target; no --platform, so pip resolves it for this Python
+    command = [sys.executable, "-m", "pip", "download", "--disable-pip-version-check", "--quiet",
+               "--only-binary=:all:", "--no-deps", "-d", str(dest), *build]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode:
+        failed.append("build backend: " + done.stderr.strip())
+    return failed
 
 
 if __name__ == "__main__":

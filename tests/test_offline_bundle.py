@@ -85,6 +85,19 @@ def test_download_command_asks_for_wheels_of_that_platform_and_python(tmp_path):
     assert "--platform manylinux2014_aarch64" in linux and "--abi cp311" in linux
 
 
+def test_the_offline_check_asks_pip_to_install_from_the_folder_alone(tmp_path):
+    target = bundle.target_named("macos-arm64")
+    command = bundle.offline_check_command(target, "3.13", tmp_path / "pins.txt", tmp_path / "wh",
+                                           tmp_path / "x")
+    text = " ".join(command)
+    assert command[1:4] == ["-m", "pip", "install"]
+    for part in ("--dry-run", "--no-index", f"--find-links {tmp_path / 'wh'}", "--no-deps",
+                 "--only-binary=:all:", "--python-version 3.13", "--abi cp313",
+                 "--platform macosx_11_0_arm64"):
+        assert part in text
+    assert "--index-url" not in text and "download" not in command
+
+
 def test_every_tested_platform_and_python_is_offered():
     assert bundle.parse_list("", tuple(t.name for t in platforms.TARGETS), "platform") == [
         t.name for t in platforms.TARGETS]
