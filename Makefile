@@ -98,3 +98,14 @@ reset-lab: setup ## restore one lab's starter, backing yours up: make reset-lab 
 
 reset-labs: setup ## restore every lab's starter (yours are backed up in labs/.backups/)
 	$(PY) -m helpers.labs reset all
+
+# Offline install for a venue with bad Wi-Fi (docs/workshop/README.md): gather the wheels once where the
+# network is good, copy the folder to every laptop, install from it with pip's network off.
+WHEELHOUSE ?= wheelhouse
+.PHONY: offline-bundle offline-install
+offline-bundle: setup ## gather every wheel into wheelhouse/ (PLATFORMS=linux-x86_64,macos-arm64 PYTHONS=3.12; default all)
+	$(PY) scripts/offline_bundle.py --platforms "$(PLATFORMS)" --pythons "$(PYTHONS)" --dest "$(WHEELHOUSE)"
+
+offline-install: ## make setup from wheelhouse/ with no network (after make offline-bundle)
+	@test -f "$(WHEELHOUSE)/CONTENTS.txt" || { echo "offline-install: no $(WHEELHOUSE)/ here. On a machine with a good network run make offline-bundle, then copy $(WHEELHOUSE)/ into this checkout."; exit 1; }
+	PIP_NO_INDEX=1 PIP_FIND_LINKS="$(abspath $(WHEELHOUSE))" $(MAKE) --no-print-directory setup
