@@ -58,3 +58,7 @@ lock: setup ## re-resolve requirements.txt from scripts/requirements.in (needs t
 clean: ## remove the venv and caches (notebooks keep their outputs)
 	rm -rf $(VENV) .pytest_cache .ruff_cache
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +
+
+.PHONY: soak
+soak: setup ## timing tests (50 rounds) and timing notebooks under 2 CPU hogs and 0.3 s stalls; counts failures
+	$(PY) scripts/soak.py $(SOAK_ARGS)
