@@ -62,3 +62,10 @@ clean: ## remove the venv and caches (notebooks keep their outputs)
 .PHONY: soak
 soak: setup ## timing tests (50 rounds) and timing notebooks under 2 CPU hogs and 0.3 s stalls; counts failures
 	$(PY) scripts/soak.py $(SOAK_ARGS)
+
+.PHONY: rerun reset-lessons
+rerun: setup ## no cell may break a cell above it: run, then re-run the first half (NB=... for one)
+	$(PY) -m helpers.nbtools rerun $(NB)
+
+reset-lessons: ## back up the lessons you ran and saved (saved-lessons/), restore the committed ones
+	$(PY) -m helpers.nbtools reset

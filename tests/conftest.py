@@ -11,7 +11,9 @@ under load. `make soak` (scripts/soak.py) runs exactly the tests selected by `-m
 
 from __future__ import annotations
 
+import functools
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -64,12 +66,31 @@ def failure_note(nodeid: str, lesson: str | None, timing: bool) -> tuple[str, st
     return None
 
 
+@functools.cache
+def _changed_since_commit(path: Path) -> bool:
+    """True when git says the file differs from the last commit (a lesson saved from JupyterLab)."""
+    try:
+        result = subprocess.run(["git", "-C", str(ROOT), "diff", "--quiet", "HEAD", "--", str(path)],
+                                capture_output=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return result.returncode == 1
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
     if not report.failed:
         return
+    path = Path(str(item.path))
+    if path.suffix == ".ipynb" and path.parent.name == "notebooks" and _changed_since_commit(path):
+        report.sections.append((
+            "saved lesson",
+            f"{path.relative_to(ROOT)} differs from the committed lesson (was it run and saved in "
+            "JupyterLab?). Strict nbval compares the committed run: `make reset-lessons` backs up your "
+            "copies to saved-lessons/ and restores the lessons, then `make test` again.",
+        ))
     marker = item.get_closest_marker("lesson")
     note = failure_note(item.nodeid, marker.args[0] if marker else None,
                         item.get_closest_marker("timing") is not None)
