@@ -222,13 +222,6 @@ def _headings(nb: nbformat.NotebookNode) -> list[str]:
     return heads
 
 
-RESET_HINT = (
-    "if you ran and saved this lesson in JupyterLab, `make reset-lessons` backs up your copies "
-    "and restores the committed lessons"
-)
-"""What every hygiene failure of a lesson adds: a learner's saved run is the usual cause."""
-
-
 def machine_paths(nb: nbformat.NotebookNode) -> list[tuple[int, str]]:
     """`(cell index, path)` for every absolute or home-relative machine path in an output.
 
@@ -315,14 +308,17 @@ def check(nb: nbformat.NotebookNode, raw: str | None = None) -> list[str]:
                     )
         if re.search(r"^\s*[%!]pip\b", cell.source, flags=re.M):
             problems.append(f"cell {index} installs packages: the environment does that (make lab)")
-    seen = set()
+    by_cell: dict[int, list[str]] = {}
     for index, path in machine_paths(nb):
-        if (index, path) not in seen:
-            seen.add((index, path))
-            problems.append(
-                f"cell {index} shows a machine path {path!r}: print paths relative to the repository "
-                "(or `Path.name`); tracebacks are normalised by `make notebook NB=<path>`"
-            )
+        if path not in by_cell.setdefault(index, []):
+            by_cell[index].append(path)
+    for index, paths in by_cell.items():
+        more = f" and {len(paths) - 2} more" if len(paths) > 2 else ""
+        problems.append(
+            f"cell {index} shows a machine path ({', '.join(map(repr, paths[:2]))}{more}): print paths "
+            "relative to the repository (or `Path.name`); tracebacks are normalised by "
+            "`make notebook NB=<path>`"
+        )
     size = len(nbformat.writes(nb).encode())
     if size > MAX_BYTES:
         problems.append(f"{size} bytes: keep figures small (dpi) and graphs as mermaid text")

@@ -77,6 +77,22 @@ def _changed_since_commit(path: Path) -> bool:
     return result.returncode == 1
 
 
+def saved_lesson_note(path: Path) -> str:
+    """What a failing check of a lesson says first when the learner saved that lesson ("" if not).
+
+    Used by the nbval report below and by tests/test_notebook_hygiene.py.
+    """
+    path = Path(path)
+    if path.parent.name != "notebooks" or not _changed_since_commit(path):
+        return ""
+    return (
+        f"{path.relative_to(ROOT)} differs from the committed lesson (was it run and saved in "
+        "JupyterLab?). The checks compare the committed run: `make reset-lessons` backs up your "
+        "copies to saved-lessons/ and restores the lessons; then run `make test` again. "
+        "(Maintainers: regenerate with `make notebook NB=<path>` instead.)"
+    )
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
@@ -84,13 +100,9 @@ def pytest_runtest_makereport(item, call):
     if not report.failed:
         return
     path = Path(str(item.path))
-    if path.suffix == ".ipynb" and path.parent.name == "notebooks" and _changed_since_commit(path):
-        report.sections.append((
-            "saved lesson",
-            f"{path.relative_to(ROOT)} differs from the committed lesson (was it run and saved in "
-            "JupyterLab?). Strict nbval compares the committed run: `make reset-lessons` backs up your "
-            "copies to saved-lessons/ and restores the lessons, then `make test` again.",
-        ))
+    note = saved_lesson_note(path) if path.suffix == ".ipynb" else ""
+    if note:
+        report.sections.append(("saved lesson", note))
     marker = item.get_closest_marker("lesson")
     note = failure_note(item.nodeid, marker.args[0] if marker else None,
                         item.get_closest_marker("timing") is not None)
