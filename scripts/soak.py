@@ -9,8 +9,12 @@ What runs:
 
 - every test marked `@pytest.mark.timing` (`pytest -m timing tests`), `--rounds` times in one
   pytest process;
-- every timing-heavy notebook under strict nbval, `--notebook-rounds` times, each in a fresh
-  kernel. A notebook is timing-heavy when one of its code cells asserts on a clock reading
+- every timing-heavy notebook, `--notebook-rounds` times, each top to bottom in a fresh kernel,
+  every cell even after an error: a cell fails when it raises (its `assert`s are the
+  clock-dependent verdicts; output comparison is `make test`'s job, or add `--strict` for strict
+  nbval here too). Failures are counted per cell; a cell that fails in every round is broken,
+  not flaky. A notebook is
+  timing-heavy when one of its code cells asserts on a clock reading
   (`Stopwatch`, `perf_counter`, `.seconds`, `.wall`, `overlap()` ... next to an `assert`):
   see `timing_notebooks`, so a new lesson that asserts a ratio is picked up without editing this file.
 
@@ -130,16 +134,46 @@ def _child_tests(rounds: int, out: Path, where: list[str]) -> int:
     return 0
 
 
-def _notebook_round(path: Path, env: dict[str, str]) -> tuple[bool, str]:
-    """One strict nbval run of one notebook in a fresh kernel: (passed, first failing cell)."""
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "--no-header", "-x", str(path.relative_to(ROOT))],
-        cwd=ROOT, env=env, capture_output=True, text=True,
-    )
-    if result.returncode == 0:
-        return True, ""
-    failed = re.findall(r"^FAILED (\S+)", result.stdout, flags=re.M)
-    return False, failed[0] if failed else result.stdout.strip().splitlines()[-1]
+def _child_notebook(path: Path) -> int:
+    """Run one notebook top to bottom in a fresh kernel, every cell even after an error; print
+    one JSON line: the cells that raised (and were not tagged to), with the error."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(path, as_version=4)
+    NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True,
+                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    failed = {}
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code" or "raises-exception" in cell.metadata.get("tags", []):
+            continue
+        for output in cell.get("outputs", []):
+            if output.output_type == "error":
+                first_line = (output.evalue or "").strip().split("\n")[0]
+                failed[index] = f"{output.ename}: {first_line[:100]}"
+    print(json.dumps(failed))
+    return 0
+
+
+def _notebook_round(path: Path, env: dict[str, str], strict: bool) -> dict[str, str]:
+    """One run of one notebook in a fresh kernel: `{cell: error}` for each cell that failed.
+
+    By default every cell runs top to bottom and a cell fails when it raises (its `assert`s are
+    the clock-dependent verdicts); with `strict`, strict nbval also compares every output, as
+    `make test` does.
+    """
+    if strict:
+        command = [sys.executable, "-m", "pytest", "-q", "--no-header", str(path.relative_to(ROOT))]
+    else:
+        command = [sys.executable, __file__, "--child-notebook", str(path)]
+    result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
+    if strict:
+        found = re.findall(r"^FAILED \S+::(Cell \d+)", result.stdout, flags=re.M)
+        return dict.fromkeys(found, "strict nbval")
+    try:
+        return json.loads(result.stdout.strip().splitlines()[-1])
+    except (IndexError, json.JSONDecodeError):
+        return {"run": f"crashed (exit {result.returncode}): {result.stderr.strip()[-200:]}"}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -155,10 +189,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--notebooks", nargs="*", type=Path, help="these notebooks instead")
     parser.add_argument("--tests", nargs="*", default=["tests"],
                         help="where to look for -m timing tests (default: tests)")
+    parser.add_argument("--strict", action="store_true",
+                        help="notebooks under strict nbval (outputs compared) instead of run-and-assert")
     parser.add_argument("--list", action="store_true", help="print what would run and exit")
     parser.add_argument("--child-tests", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--child-notebook", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
+    if args.child_notebook:
+        return _child_notebook(args.child_notebook)
     if args.child_tests:
         return _child_tests(args.rounds, args.child_tests, args.tests)
 
@@ -203,16 +242,22 @@ def main(argv: list[str] | None = None) -> int:
                 print("no test is marked @pytest.mark.timing")
         for path in notebooks:
             name = str(path.relative_to(ROOT))
-            failures, cells = 0, []
+            rounds: list[dict[str, str]] = []
             for index in range(args.notebook_rounds):
-                passed, cell = _notebook_round(path, env)
-                failures += not passed
-                if cell:
-                    cells.append(cell)
-                print(f"  {name} round {index + 1}/{args.notebook_rounds}: "
-                      f"{'ok' if passed else 'FAILED ' + cell}", flush=True)
-            rows.append((name + (f"  [{', '.join(sorted(set(cells)))}]" if cells else ""),
-                         failures, args.notebook_rounds))
+                failed = _notebook_round(path, env, args.strict)
+                rounds.append(failed)
+                shown = "ok" if not failed else "FAILED cells " + ", ".join(map(str, failed))
+                print(f"  {name} round {index + 1}/{args.notebook_rounds}: {shown}", flush=True)
+            cells = Counter(cell for failed in rounds for cell in failed)
+            errors = {cell: error for failed in rounds for cell, error in failed.items()}
+            broken = {cell for cell, count in cells.items() if count == args.notebook_rounds > 1}
+            flaky_rounds = sum(bool(set(failed) - broken) for failed in rounds)
+            rows.append((name + (" (not counting cells broken in every round)" if broken else ""),
+                         flaky_rounds, args.notebook_rounds))
+            for cell, count in sorted(cells.items(), key=lambda item: int(item[0]) if str(
+                    item[0]).isdigit() else -1):
+                every = "  <- every round: broken, not timing" if cell in broken else ""
+                rows.append((f"    cell {cell}: {errors[cell]}{every}", count, args.notebook_rounds))
     finally:
         for hog in hogs:
             hog.terminate()
@@ -222,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nfailures under load ({minutes:.1f} min, {args.hogs} hogs, {args.stall} s stalls):")
     for name, failed, ran in rows:
         print(f"  {failed:3d} / {ran:<3d} {name:<{width}}")
-    total = sum(failed for _, failed, _ in rows)
+    total = sum(failed for name, failed, _ in rows if not name.startswith(" "))
     print("soak: 0 failures" if total == 0 else
           f"soak: {total} failure(s): a check that fails here but passes alone on an idle machine "
           "has too thin a margin; widen it, or prove the order with events instead of the clock")
