@@ -152,6 +152,32 @@ def check_jupyterlab() -> Check:
     return Check("jupyterlab", ok, f"{version} (4.1+ draws the graphs offline)", "`make setup`")
 
 
+def check_jupyterlab_offline(prefix: Path | None = None) -> Check:
+    """Are JupyterLab's offline settings (no update check, no news fetch) installed here?
+
+    `make setup` copies scripts/jupyterlab-overrides.json into the environment; a plain-pip or
+    conda install does not, and JupyterLab then tries to reach the network on start.
+    """
+    import json
+
+    wanted_file = ROOT / "scripts" / "jupyterlab-overrides.json"
+    target = Path(prefix or sys.prefix) / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
+    fix = f"`make setup`, or copy scripts/jupyterlab-overrides.json to {_shown(target)}"
+    if not wanted_file.exists():
+        return Check("jupyterlab settings", None, "scripts/jupyterlab-overrides.json not found; not compared")
+    try:
+        wanted = json.loads(wanted_file.read_text(encoding="utf-8"))
+        have = json.loads(target.read_text(encoding="utf-8")) if target.exists() else {}
+    except (OSError, ValueError) as error:
+        return Check("jupyterlab settings", None, f"{_shown(target)} unreadable ({error})", fix)
+    missing = [f"{plugin}:{key}" for plugin, settings in wanted.items() for key, value in settings.items()
+               if have.get(plugin, {}).get(key) != value]
+    if missing:
+        return Check("jupyterlab settings", None, "JupyterLab will check for updates and fetch news "
+                     f"(needs the network): {', '.join(missing)} not set", fix)
+    return Check("jupyterlab settings", True, "offline: no update check, no news fetch")
+
+
 def check_model(env=None, *, timeout: float = 5.0) -> Check:
     """The model the notebooks will use; with the real-model switch on, one real request to it."""
     env = os.environ if env is None else env
@@ -267,6 +293,7 @@ def run_checks(env=None) -> Report:
         check_pins(),
         check_environment(),
         check_jupyterlab(),
+        check_jupyterlab_offline(),
         model,
         check_proxy(env),
         check_tracing(env),
