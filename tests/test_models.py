@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 from concurrent.futures import ThreadPoolExecutor
 
@@ -371,19 +372,41 @@ def test_the_loopback_endpoint_is_reached_directly_despite_a_proxy(dead_proxy, m
         assert len(endpoint.requests) == 4
 
 
-def test_without_the_course_client_that_proxy_would_break_the_loopback_endpoint(dead_proxy):
-    # The failure the course's client avoids: a plain ChatOpenAI sends 127.0.0.1 to the proxy.
+def test_a_proxy_breaks_a_plain_client_of_the_loopback_endpoint_unless_no_proxy_names_it(
+        dead_proxy, monkeypatch):
     import openai
     from langchain_openai import ChatOpenAI
 
     from helpers.openai_endpoint import ScriptedOpenAIEndpoint
 
+    def plain(endpoint):
+        return ChatOpenAI(model="m", base_url=endpoint.base_url, api_key="x", use_responses_api=False,
+                          max_retries=0)
+
+    # (langchain-openai caches one httpx client per base URL, so each case gets its own endpoint.)
     with ScriptedOpenAIEndpoint(["hi"]) as endpoint:
-        plain = ChatOpenAI(model="m", base_url=endpoint.base_url, api_key="x", use_responses_api=False,
-                           http_socket_options=(), max_retries=0)
+        # Without 127.0.0.1 in NO_PROXY the request goes to the (dead) proxy: the bare
+        # "Connection error" learners saw in lesson 04.
+        monkeypatch.delenv("NO_PROXY")
+        monkeypatch.delenv("no_proxy")
         with pytest.raises(openai.APIConnectionError):
-            plain.invoke("q")
+            plain(endpoint).invoke("q")
         assert endpoint.requests == []
+    with ScriptedOpenAIEndpoint(["hi"]) as endpoint:
+        # Starting the endpoint puts 127.0.0.1 in NO_PROXY: a plain ChatOpenAI (lesson 04) works.
+        assert "127.0.0.1" in os.environ["NO_PROXY"].split(",")
+        assert plain(endpoint).invoke("q").content == "hi"
+
+
+def test_bypass_proxy_for_changes_nothing_without_a_proxy():
+    from helpers.openai_endpoint import bypass_proxy_for
+
+    env = {}
+    assert not bypass_proxy_for("127.0.0.1", env) and env == {}
+    env = {"HTTPS_PROXY": "http://proxy:3128", "NO_PROXY": "example.com"}
+    assert bypass_proxy_for("127.0.0.1", env)
+    assert env["NO_PROXY"] == "example.com,127.0.0.1" and env["no_proxy"] == "127.0.0.1"
+    assert not bypass_proxy_for("127.0.0.1", env)
 
 
 # -- ping_model: one real request ---------------------------------------------------------------
