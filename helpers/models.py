@@ -379,7 +379,8 @@ def _unreachable(base_url: str | None, error: BaseException, env: Mapping[str, s
         proxies = proxy_settings(env)
         via = f" (requests go through the proxy {', '.join(f'{k}={v}' for k, v in proxies.items())}: " \
               "check it too)" if proxies else ""
-        todo = f"Check this machine's network connection{via}, or fix OPENAI_BASE_URL"
+        todo = f"Check this machine's network connection{via}"
+        todo += ", or fix OPENAI_BASE_URL" if base_url else ""
     return (
         f"The real model at {_where(base_url)} did not answer ({type(error).__name__}: {error}). {todo}; "
         "`python -m helpers.doctor` tests the settings with one real request. Or unset "
