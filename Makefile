@@ -109,3 +109,14 @@ offline-bundle: setup ## gather every wheel into wheelhouse/ (PLATFORMS=linux-x8
 offline-install: ## make setup from wheelhouse/ with no network (after make offline-bundle)
 	@test -f "$(WHEELHOUSE)/CONTENTS.txt" || { echo "offline-install: no $(WHEELHOUSE)/ here. On a machine with a good network run make offline-bundle, then copy $(WHEELHOUSE)/ into this checkout."; exit 1; }
 	PIP_NO_INDEX=1 PIP_FIND_LINKS="$(abspath $(WHEELHOUSE))" $(MAKE) --no-print-directory setup
+
+.PHONY: soak
+soak: setup ## timing tests (50 rounds) and timing notebooks under 2 CPU hogs and 0.3 s stalls; counts failures
+	$(PY) scripts/soak.py $(SOAK_ARGS)
+
+.PHONY: rerun reset-lessons
+rerun: setup ## no cell may break a cell above it: run, then re-run the first half (NB=... for one)
+	$(PY) -m helpers.nbtools rerun $(NB)
+
+reset-lessons: ## back up the lessons you ran and saved (saved-lessons/), restore the committed ones
+	$(PY) -m helpers.nbtools reset

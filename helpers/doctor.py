@@ -4,6 +4,11 @@
 
 Run it before a workshop on every laptop, and at the top of lesson 00. Each check says what is
 wrong and the command that fixes it. Exit status 0 means ready.
+
+It only looks: it installs and changes nothing, so it reports the environment as it found it
+(run it before `make setup` to see what setup would fix). It needs only the standard library to
+start, so a broken environment gets a report, not a traceback. With the real-model switch on
+(`TOOLNODE_LAB_MODEL=openai`) it makes one cheap real request, and "ready" means the model answered.
 """
 
 from __future__ import annotations
@@ -15,14 +20,17 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
-from packaging.utils import canonicalize_name
-
 import helpers
-from helpers.models import MODEL_ENV, RealModelConfigError, real_model_requested
-from helpers.nbtools import TRACING_VARS
 
 ROOT = Path(helpers.__file__).resolve().parent.parent
 MIN_PYTHON = (3, 11)
+MODEL_ENV = "TOOLNODE_LAB_MODEL"  # as helpers.models, which needs langchain-core to import
+TRACING_VARS = ("LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2", "LANGCHAIN_TRACING")  # as helpers.nbtools
+
+
+def canonicalize_name(name: str) -> str:
+    """PEP 503 name normalisation (what `packaging.utils.canonicalize_name` does)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 @dataclass
@@ -48,6 +56,8 @@ class Report:
     """
 
     checks: list[Check] = field(default_factory=list)
+    real_model: str = ""
+    """What answered when a real model was requested (empty: the offline scripted model)."""
 
     @property
     def ok(self) -> bool:
@@ -58,9 +68,14 @@ class Report:
         return [check for check in self.checks if check.ok is False]
 
     def __str__(self) -> str:
-        verdict = "ready: the course runs offline here" if self.ok else (
-            f"NOT ready: {len(self.failures)} check(s) failed; apply the fixes above and run it again"
-        )
+        if not self.ok:
+            verdict = (f"NOT ready: {len(self.failures)} check(s) failed; apply the fixes above and "
+                       "run it again")
+        elif self.real_model:
+            verdict = (f"ready: the course runs here with a REAL model ({self.real_model}); its answers "
+                       "differ from the committed outputs")
+        else:
+            verdict = "ready: the course runs offline here"
         return "\n".join([*map(str, self.checks), verdict])
 
 
@@ -81,10 +96,20 @@ def check_python() -> Check:
                  "install Python 3.11+, then `make setup PYTHON=python3.11`")
 
 
+def _shown(path: Path) -> str:
+    """A path as the doctor prints it: under the home folder as `~/...` (no user name)."""
+    home = Path.home()
+    try:
+        return "~/" + str(path.relative_to(home)) if path != home else "~"
+    except ValueError:
+        return str(path)
+
+
 def check_checkout() -> Check:
     where = Path(helpers.__file__).resolve().parent
     ok = (ROOT / "pyproject.toml").exists() and (ROOT / "notebooks").is_dir()
-    return Check("helpers package", ok, f"imported from {where}",
+    detail = "imported from this checkout's helpers/" if ok else f"imported from {_shown(where)}"
+    return Check("helpers package", ok, detail,
                  "install this checkout's package: `make setup` (or `pip install -e .` in the repo)")
 
 
@@ -112,7 +137,7 @@ def check_environment() -> Check:
     prefix = Path(sys.prefix).resolve()
     if prefix == venv.resolve():
         return Check("environment", True, "this is the project's .venv")
-    return Check("environment", None, f"running from {prefix}, not the project's .venv",
+    return Check("environment", None, f"running from {_shown(prefix)}, not the project's .venv",
                  "fine for conda or your own venv if the pinned versions match; "
                  "otherwise `make lab` uses .venv")
 
@@ -127,23 +152,101 @@ def check_jupyterlab() -> Check:
     return Check("jupyterlab", ok, f"{version} (4.1+ draws the graphs offline)", "`make setup`")
 
 
-def check_model(env=None) -> Check:
+def check_jupyterlab_offline(prefix: Path | None = None) -> Check:
+    """Are JupyterLab's offline settings (no update check, no news fetch) installed here?
+
+    `make setup` copies scripts/jupyterlab-overrides.json into the environment; a plain-pip or
+    conda install does not, and JupyterLab then tries to reach the network on start.
+    """
+    import json
+
+    wanted_file = ROOT / "scripts" / "jupyterlab-overrides.json"
+    target = Path(prefix or sys.prefix) / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
+    fix = f"`make setup`, or copy scripts/jupyterlab-overrides.json to {_shown(target)}"
+    if not wanted_file.exists():
+        return Check("jupyterlab settings", None, "scripts/jupyterlab-overrides.json not found; not compared")
+    try:
+        wanted = json.loads(wanted_file.read_text(encoding="utf-8"))
+        have = json.loads(target.read_text(encoding="utf-8")) if target.exists() else {}
+    except (OSError, ValueError) as error:
+        return Check("jupyterlab settings", None, f"{_shown(target)} unreadable ({error})", fix)
+    missing = [f"{plugin}:{key}" for plugin, settings in wanted.items() for key, value in settings.items()
+               if have.get(plugin, {}).get(key) != value]
+    if missing:
+        return Check("jupyterlab settings", None, "JupyterLab will check for updates and fetch news "
+                     f"(needs the network): {', '.join(missing)} not set", fix)
+    return Check("jupyterlab settings", True, "offline: no update check, no news fetch")
+
+
+def check_model(env=None, *, timeout: float = 5.0) -> Check:
+    """The model the notebooks will use; with the real-model switch on, one real request to it."""
     env = os.environ if env is None else env
+    try:
+        from helpers.models import (
+            MODEL_NAME_ENV,
+            RealModelConfigError,
+            RealModelUnavailableError,
+            ping_model,
+            real_model_requested,
+        )
+    except ImportError as error:
+        return Check("model", False, f"helpers.models does not import ({error})", "`make setup`")
     try:
         real = real_model_requested(env)
     except RealModelConfigError as error:
         return Check("model", False, str(error), f"unset {MODEL_ENV}, or set it to `openai`")
     if not real:
         return Check("model", True, "the offline scripted model (no key, no network)")
-    from helpers.models import get_chat_model
-
     try:
-        model = get_chat_model(env=env)
+        answered = ping_model(env, timeout=timeout)
+    except RealModelUnavailableError as error:
+        return Check("model", False, f"a REAL model was requested ({MODEL_ENV}=openai) and did not "
+                     f"answer: {error}", f"fix the setting it names, or unset {MODEL_ENV}")
     except RealModelConfigError as error:
         return Check("model", False, str(error), f"set the variables it names, or unset {MODEL_ENV}")
-    return Check("model", None, f"a REAL model was requested ({MODEL_ENV}=openai): "
-                 f"{type(model).__name__}; notebooks will call it and its outputs will differ",
+    name = env.get(MODEL_NAME_ENV) or "gpt-4o-mini"
+    return Check("model", True, f"a REAL model ({MODEL_ENV}=openai): {answered}; notebooks will call "
+                 f"{name!r} and their outputs will differ from the committed ones",
                  f"unset {MODEL_ENV} to work offline")
+
+
+def check_proxy(env=None) -> Check:
+    """Proxy settings that would break a real model or a client of a server on 127.0.0.1."""
+    env = os.environ if env is None else env
+    try:
+        from helpers.models import is_loopback, mask_url, proxy_settings, real_model_requested
+    except ImportError as error:
+        return Check("proxy", None, f"not checked: helpers.models does not import ({error})")
+    proxies = proxy_settings(env)
+    if not proxies:
+        return Check("proxy", True, "no proxy set: requests go straight out")
+    shown = ", ".join(f"{name}={url}" for name, url in proxies.items())
+    no_proxy = {part.strip() for part in (env.get("NO_PROXY") or env.get("no_proxy") or "").split(",")}
+    loopback_ok = bool({"127.0.0.1", "localhost", "*"} & no_proxy)
+    try:
+        real = real_model_requested(env)
+    except Exception:
+        real = False
+    base_url = env.get("OPENAI_BASE_URL") or env.get("OPENAI_API_BASE")
+    if real and not (base_url and is_loopback(base_url)):
+        import socket
+        from urllib.parse import urlsplit
+
+        url = next(iter(env[name] for name in proxies))
+        parts = urlsplit(url if "://" in url else f"http://{url}")
+        try:
+            socket.create_connection((parts.hostname, parts.port or 80), timeout=2).close()
+        except (OSError, TypeError, ValueError) as error:
+            return Check("proxy", False, f"{shown}, and nothing accepts connections at "
+                         f"{mask_url(url)} ({type(error).__name__}): every request to the real model goes "
+                         "there and fails with 'Connection error'",
+                         "fix or start the proxy, or unset the proxy variables")
+    detail = f"{shown}; the course's own clients reach 127.0.0.1 directly"
+    if not loopback_ok:
+        return Check("proxy", None, detail + ", but your own clients of a local server (a ChatOpenAI you "
+                     "build in a cell, curl) would go through the proxy and fail with 'Connection error'",
+                     "export NO_PROXY=127.0.0.1,localhost (no_proxy too, for some tools)")
+    return Check("proxy", True, detail + " (NO_PROXY names 127.0.0.1/localhost)")
 
 
 def check_tracing(env=None) -> Check:
@@ -157,11 +260,10 @@ def check_tracing(env=None) -> Check:
 
 def check_offline_loop() -> Check:
     """Run a two-turn llm → tools → llm graph with the scripted model: the whole offline path."""
-    from helpers.models import ScriptedChatModel, tool_results_summary
-    from helpers.tools import make_city_tools
-
     try:
         from helpers.graphs import tool_loop
+        from helpers.models import ScriptedChatModel, tool_results_summary
+        from helpers.tools import make_city_tools
 
         tools = make_city_tools(delay=0.0, sync=True)
         model = ScriptedChatModel(
@@ -180,20 +282,26 @@ def check_offline_loop() -> Check:
 
 
 def run_checks(env=None) -> Report:
-    """Run every pre-flight check and return the report (nothing is printed).
+    """Run every pre-flight check and return the report (nothing is printed, nothing installed).
 
     Taught in `notebooks/00_start_here.ipynb`.
     """
-    return Report([
+    model = check_model(env)
+    report = Report([
         check_python(),
         check_checkout(),
         check_pins(),
         check_environment(),
         check_jupyterlab(),
-        check_model(env),
+        check_jupyterlab_offline(),
+        model,
+        check_proxy(env),
         check_tracing(env),
         check_offline_loop(),
     ])
+    if model.ok and "REAL model" in model.detail:
+        report.real_model = model.detail.split(": ", 1)[1].split(";", 1)[0]
+    return report
 
 
 def main() -> int:

@@ -290,6 +290,119 @@ class RealModelConfigError(RuntimeError):
     """The real-model switch is on but the settings it needs are missing or wrong."""
 
 
+class RealModelUnavailableError(RealModelConfigError):
+    """The real model was asked and did not answer usefully: no connection, key refused, unknown
+    model, or a server that does not speak the OpenAI API. The message says what to do.
+
+    Raised by the chat model `get_chat_model` returns (on `invoke`, `stream` and their async
+    forms) and by `ping_model`. Taught in `notebooks/04_tools_condition_loop.ipynb`.
+    """
+
+
+PROXY_VARS = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
+"""The variables httpx (and so the openai SDK) reads a proxy from."""
+LOCAL_SERVERS = (
+    "Ollama: `ollama serve`, http://127.0.0.1:11434/v1; LM Studio: its local server, "
+    "http://127.0.0.1:1234/v1; vLLM: `vllm serve <model>`, http://127.0.0.1:8000/v1"
+)
+
+
+def mask_url(url: str | None) -> str:
+    """A URL safe to print: `http://user:pass@host/v1` → `http://user:***@host/v1`.
+
+    Every message of the course that shows `OPENAI_BASE_URL` or a proxy URL goes through this, as
+    the API key is never shown. Used by `get_chat_model` and `python -m helpers.doctor`.
+    """
+    if not url:
+        return ""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.rsplit("@", 1)
+    user = netloc[0].split(":", 1)[0]
+    return parts._replace(netloc=f"{user}:***@{netloc[1]}").geturl()
+
+
+def is_loopback(url: str | None) -> bool:
+    """True when `url` points at this machine (`127.0.0.1`, `localhost`, `::1`)."""
+    import ipaddress
+
+    host = urlsplit(url or "").hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def proxy_settings(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The proxy variables that are set, as `{name: masked URL}`."""
+    env = os.environ if env is None else env
+    return {name: mask_url(env[name]) for name in PROXY_VARS if env.get(name)}
+
+
+def loopback_client_options() -> dict[str, Any]:
+    """`ChatOpenAI` options that make it ignore proxy settings: for a server on this machine.
+
+    httpx sends every request through `HTTP_PROXY`/`HTTPS_PROXY`/`ALL_PROXY` unless `NO_PROXY`
+    names the host, so with a corporate proxy set a local server (Ollama, the course's scripted
+    endpoint) fails with "Connection error". A client built with `trust_env=False` never asks a
+    proxy; `http_socket_options=()` keeps langchain-openai from wrapping it in its own transport.
+
+    Example:
+        ```python
+        ChatOpenAI(model="qwen2.5", base_url="http://127.0.0.1:11434/v1", api_key="unused",
+                   **loopback_client_options())
+        ```
+
+    Taught in `notebooks/04_tools_condition_loop.ipynb`.
+    """
+    import openai
+
+    return {
+        "http_client": openai.DefaultHttpxClient(trust_env=False),
+        "http_async_client": openai.DefaultAsyncHttpxClient(trust_env=False),
+        "http_socket_options": (),
+    }
+
+
+def _where(base_url: str | None) -> str:
+    return f"OPENAI_BASE_URL={mask_url(base_url)}" if base_url else "OpenAI (https://api.openai.com/v1)"
+
+
+def _unreachable(base_url: str | None, error: BaseException, env: Mapping[str, str]) -> str:
+    """The message for a real model that could not be reached: what to check, in order."""
+    if base_url and is_loopback(base_url):
+        todo = f"Start the server ({LOCAL_SERVERS}), or fix OPENAI_BASE_URL"
+    else:
+        proxies = proxy_settings(env)
+        via = f" (requests go through the proxy {', '.join(f'{k}={v}' for k, v in proxies.items())}: " \
+              "check it too)" if proxies else ""
+        todo = f"Check this machine's network connection{via}"
+        todo += ", or fix OPENAI_BASE_URL" if base_url else ""
+    return (
+        f"The real model at {_where(base_url)} did not answer ({type(error).__name__}: {error}). {todo}; "
+        "`python -m helpers.doctor` tests the settings with one real request. Or unset "
+        f"{MODEL_ENV} and restart the kernel to run the lesson on the offline scripted model."
+    )
+
+
+def _explain(error: BaseException, base_url: str | None, model: str, env: Mapping[str, str]) -> str:
+    import openai
+
+    where = _where(base_url)
+    offline = f"or unset {MODEL_ENV} and restart the kernel to use the offline scripted model"
+    if isinstance(error, openai.AuthenticationError):
+        return (f"The real model at {where} refused the API key (401). Set OPENAI_API_KEY to a valid "
+                f"key, {offline}.")
+    if isinstance(error, openai.NotFoundError):
+        return (f"{where} answered 404 for model {model!r}: set {MODEL_NAME_ENV} to a model that server "
+                "serves (Ollama: `ollama list`), and check that OPENAI_BASE_URL is its OpenAI-compatible "
+                f"root (it usually ends in /v1), {offline}.")
+    return _unreachable(base_url, error, env)
+
+
 def real_model_requested(env: Mapping[str, str] | None = None) -> bool:
     """True when `TOOLNODE_LAB_MODEL=openai` asks for a real model instead of the scripted one.
 
@@ -322,7 +435,7 @@ def check_server(base_url: str, *, timeout: float = 2.0) -> None:
     parts = urlsplit(base_url)
     if parts.scheme not in {"http", "https"} or not parts.hostname:
         raise RealModelConfigError(
-            f"OPENAI_BASE_URL={base_url!r} is not an http(s) URL. Set it to the server's "
+            f"OPENAI_BASE_URL={mask_url(base_url)!r} is not an http(s) URL. Set it to the server's "
             "OpenAI-compatible root, e.g. OPENAI_BASE_URL=http://127.0.0.1:11434/v1 (Ollama)."
         )
     port = parts.port or (443 if parts.scheme == "https" else 80)
@@ -330,12 +443,131 @@ def check_server(base_url: str, *, timeout: float = 2.0) -> None:
         socket.create_connection((parts.hostname, port), timeout=timeout).close()
     except OSError as exc:
         raise RealModelConfigError(
-            f"Nothing answers at OPENAI_BASE_URL={base_url} ({type(exc).__name__}). Start the "
-            "server (Ollama: `ollama serve`, http://127.0.0.1:11434/v1; LM Studio: its local "
-            "server, http://127.0.0.1:1234/v1; vLLM: `vllm serve <model>`, "
-            "http://127.0.0.1:8000/v1), or fix OPENAI_BASE_URL, or unset "
+            f"Nothing answers at OPENAI_BASE_URL={mask_url(base_url)} ({type(exc).__name__}). Start the "
+            f"server ({LOCAL_SERVERS}), or fix OPENAI_BASE_URL, or unset "
             f"{MODEL_ENV} to stay on the offline scripted model."
         ) from None
+
+
+def _course_chat_openai():
+    """`ChatOpenAI` whose connection and key errors say what to do (built on first use)."""
+    global _CourseChatOpenAI
+    if _CourseChatOpenAI is not None:
+        return _CourseChatOpenAI
+    import openai
+    from langchain_openai import ChatOpenAI
+
+    errors = (openai.APIConnectionError, openai.AuthenticationError, openai.NotFoundError)
+
+    class CourseChatOpenAI(ChatOpenAI):
+        """`ChatOpenAI` from `get_chat_model`: the same model, with errors that name the fix.
+
+        A connection failure, a refused key or an unknown model raises
+        `RealModelUnavailableError` (chained to the SDK's error) instead of a bare
+        `Connection error.`. Taught in `notebooks/04_tools_condition_loop.ipynb`.
+        """
+
+        def _course_error(self, error: BaseException) -> RealModelUnavailableError:
+            return RealModelUnavailableError(
+                _explain(error, self.openai_api_base, self.model_name, os.environ))
+
+        def _generate(self, *args: Any, **kwargs: Any):
+            try:
+                return super()._generate(*args, **kwargs)
+            except errors as error:
+                raise self._course_error(error) from error
+
+        async def _agenerate(self, *args: Any, **kwargs: Any):
+            try:
+                return await super()._agenerate(*args, **kwargs)
+            except errors as error:
+                raise self._course_error(error) from error
+
+        def _stream(self, *args: Any, **kwargs: Any):
+            try:
+                yield from super()._stream(*args, **kwargs)
+            except errors as error:
+                raise self._course_error(error) from error
+
+        async def _astream(self, *args: Any, **kwargs: Any):
+            try:
+                async for chunk in super()._astream(*args, **kwargs):
+                    yield chunk
+            except errors as error:
+                raise self._course_error(error) from error
+
+    _CourseChatOpenAI = CourseChatOpenAI
+    return CourseChatOpenAI
+
+
+_CourseChatOpenAI = None
+
+
+def ping_model(env: Mapping[str, str] | None = None, *, timeout: float = 5.0) -> str:
+    """Make one cheap real request to the model the real-model switch selects; say what answered.
+
+    Lists the server's models (`GET /models`) and checks that `TOOLNODE_LAB_MODEL_NAME` is among
+    them; a server that does not list models must answer a one-token chat completion instead.
+    A TCP connection alone proves nothing: any web server accepts one. Used by
+    `python -m helpers.doctor`.
+
+    Returns:
+        What answered, e.g. `OPENAI_BASE_URL=http://127.0.0.1:11434/v1 lists 'qwen2.5'`.
+
+    Raises:
+        RealModelConfigError: a setting is missing (see `get_chat_model`).
+        RealModelUnavailableError: no answer, key refused, unknown model, or not an OpenAI API.
+    """
+    import openai
+
+    env = os.environ if env is None else env
+    model = get_chat_model(env=env, check=False)
+    base_url, name = model.openai_api_base, model.model_name
+    where = _where(base_url)
+    options: dict[str, Any] = {"timeout": timeout, "max_retries": 0}
+    if base_url and is_loopback(base_url):
+        options["http_client"] = openai.DefaultHttpxClient(trust_env=False, timeout=timeout)
+    client = openai.OpenAI(api_key=model.openai_api_key.get_secret_value(), base_url=base_url, **options)
+    offline = f"or unset {MODEL_ENV} to stay on the offline scripted model"
+    try:
+        with client:
+            try:
+                names = [item.id for item in client.models.list()]
+            except (openai.APIConnectionError, openai.AuthenticationError) as error:
+                raise RealModelUnavailableError(_explain(error, base_url, name, env)) from None
+            except openai.APIError as listing:
+                status = getattr(listing, "status_code", type(listing).__name__)
+                try:
+                    client.chat.completions.create(
+                        model=name, max_tokens=1, messages=[{"role": "user", "content": "Say OK"}])
+                except (openai.APIConnectionError, openai.AuthenticationError) as error:
+                    raise RealModelUnavailableError(_explain(error, base_url, name, env)) from None
+                except openai.APIError as error:
+                    answer = getattr(error, "status_code", type(error).__name__)
+                    raise RealModelUnavailableError(
+                        f"{where} answers, but not as an OpenAI-compatible API: GET /models gave {status} "
+                        f"and POST /chat/completions gave {answer}. Set OPENAI_BASE_URL to the server's "
+                        f"OpenAI-compatible root ({LOCAL_SERVERS}: note the /v1), {offline}."
+                    ) from None
+                return f"{where} answered a one-token chat completion from {name!r}"
+    except RealModelUnavailableError:
+        raise
+    except Exception as error:  # a reply that is not the API at all (HTML, bad JSON)
+        raise RealModelUnavailableError(
+            f"{where} answered something that is not the OpenAI API ({type(error).__name__}: "
+            f"{str(error)[:120]}). Set OPENAI_BASE_URL to the server's OpenAI-compatible root "
+            f"({LOCAL_SERVERS}), {offline}."
+        ) from None
+    if not all(isinstance(item, str) for item in names):
+        raise RealModelUnavailableError(f"{where} does not list models as the OpenAI API does: "
+                                        f"set OPENAI_BASE_URL to its OpenAI-compatible root, {offline}.")
+    if name not in names:
+        shown = ", ".join(map(repr, names[:8])) + (" ..." if len(names) > 8 else "")
+        raise RealModelUnavailableError(
+            f"{where} answers but does not serve {name!r} (it lists {shown or 'no models'}). Set "
+            f"{MODEL_NAME_ENV} to one of them (Ollama: `ollama pull {name}` first), {offline}."
+        )
+    return f"{where} answered and lists {name!r}"
 
 
 def get_chat_model(
@@ -354,7 +586,10 @@ def get_chat_model(
       `OPENAI_API_BASE`) and `TOOLNODE_LAB_MODEL_NAME` (both required; the key is optional).
       Such servers speak `/v1/chat/completions`, so the Responses API is switched off.
 
-    The script is then ignored: a real model decides for itself.
+    The script is then ignored: a real model decides for itself. A server on this machine is
+    reached directly, whatever `HTTP_PROXY`/`HTTPS_PROXY` say (`loopback_client_options`), and a
+    model that cannot be reached raises `RealModelUnavailableError` saying what to do, not a bare
+    `Connection error.`.
 
     Args:
         script: the scripted model's turns (see `ScriptedChatModel`).
@@ -363,7 +598,8 @@ def get_chat_model(
 
     Raises:
         RealModelConfigError: the switch is on but a setting is missing, or the server at
-            `OPENAI_BASE_URL` cannot be reached. The message says what to set.
+            `OPENAI_BASE_URL` cannot be reached. The message says what to set (a password in
+            the URL is shown as `***`).
 
     Example:
         ```python
@@ -378,8 +614,6 @@ def get_chat_model(
     if not real_model_requested(env):
         return ScriptedChatModel(script=list(script or []))
 
-    from langchain_openai import ChatOpenAI
-
     base_url = env.get("OPENAI_BASE_URL") or env.get("OPENAI_API_BASE")
     api_key = env.get("OPENAI_API_KEY")
     name = env.get(MODEL_NAME_ENV)
@@ -393,7 +627,7 @@ def get_chat_model(
         )
     if base_url and not name:
         raise RealModelConfigError(
-            f"OPENAI_BASE_URL={base_url} is set, so name the model that server serves: "
+            f"OPENAI_BASE_URL={mask_url(base_url)} is set, so name the model that server serves: "
             f"{MODEL_NAME_ENV}=<model> (Ollama: see `ollama list`; vLLM: the name given to "
             f"`vllm serve`; LM Studio: the loaded model's identifier), {stay_offline}."
         )
@@ -405,4 +639,6 @@ def get_chat_model(
         if check:
             check_server(base_url)
         options.update(base_url=base_url, use_responses_api=False)
-    return ChatOpenAI(**options)
+        if is_loopback(base_url):
+            options.update(loopback_client_options())  # a proxy must not see 127.0.0.1
+    return _course_chat_openai()(**options)

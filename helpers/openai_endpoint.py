@@ -11,6 +11,7 @@ tool-call ids and streaming pieces as the offline model — so there is one sour
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -118,8 +119,11 @@ class ScriptedOpenAIEndpoint:
     JSON responses and `stream=true` server-sent events (text deltas and tool-call deltas, the
     usage chunk when `stream_options.include_usage` asks for it) are both supported, as is
     `GET /v1/models`. It listens on 127.0.0.1 on a free port chosen by the OS, in a background
-    thread. A request the script cannot answer (too few turns, a tool the request did not send)
-    gets an OpenAI-style 400 error whose message says why.
+    thread. When a proxy is set (`HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY`), starting it adds
+    `127.0.0.1` to `NO_PROXY`/`no_proxy` in this process, so a client built afterwards (a plain
+    `ChatOpenAI`, httpx, requests) talks to it directly instead of sending it to the proxy. A
+    request the script cannot answer (too few turns, a tool the request did not send) gets an
+    OpenAI-style 400 error whose message says why.
 
     Args:
         script: the turns, exactly as for `ScriptedChatModel`.
@@ -159,6 +163,7 @@ class ScriptedOpenAIEndpoint:
                 daemon=True,
             )
             self._thread.start()
+            bypass_proxy_for("127.0.0.1")
         return self
 
     def stop(self) -> None:
@@ -320,6 +325,29 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(f"{len(data):X}\r\n".encode() + data + b"\r\n")
             self.wfile.flush()
         self.wfile.write(b"0\r\n\r\n")
+
+
+def bypass_proxy_for(host: str, env: dict[str, str] | None = None) -> bool:
+    """Add `host` to `NO_PROXY` and `no_proxy` when a proxy is set and does not already skip it.
+
+    httpx (under the openai SDK), requests and curl send every request through `HTTP_PROXY` /
+    `HTTPS_PROXY` / `ALL_PROXY` unless `NO_PROXY` names the host, so with a proxy configured a
+    server on 127.0.0.1 answers "Connection error". Called by `ScriptedOpenAIEndpoint.start`.
+
+    Returns:
+        True when the environment was changed.
+    """
+    env = os.environ if env is None else env
+    if not any(env.get(name) for name in ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy",
+                                          "ALL_PROXY", "all_proxy")):
+        return False
+    changed = False
+    for name in ("NO_PROXY", "no_proxy"):
+        hosts = [h.strip() for h in env.get(name, "").split(",") if h.strip()]
+        if host not in hosts and "*" not in hosts:
+            env[name] = ",".join([*hosts, host])
+            changed = True
+    return changed
 
 
 def _error(message: str) -> dict[str, Any]:

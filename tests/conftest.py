@@ -2,11 +2,18 @@
 
 Contract tests carry `@pytest.mark.lesson("NN_name")`; when one fails, the report names the notebook
 that teaches the behaviour, so a library upgrade points straight at the lesson to update.
+
+Tests whose verdict depends on the clock carry `@pytest.mark.timing`. When one of those fails, the
+report says first that it is a timing failure (a loaded machine, a GC pause) and how to tell that
+apart from a behaviour change: re-run it on an idle machine, and `make soak` counts its failures
+under load. `make soak` (scripts/soak.py) runs exactly the tests selected by `-m timing`.
 """
 
 from __future__ import annotations
 
+import functools
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -23,20 +30,81 @@ def pytest_configure(config):
         os.environ.pop(name, None)
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
-    outcome = yield
-    report = outcome.get_result()
-    marker = item.get_closest_marker("lesson")
-    if marker is None or not report.failed:
-        return
-    name = marker.args[0]
+def _lesson_path(name: str) -> str:
     matches = sorted((ROOT / "notebooks").glob(f"{name}*.ipynb"))
-    where = matches[0].relative_to(ROOT) if matches else f"notebooks/{name}*.ipynb"
-    report.sections.append(
-        (
+    return str(matches[0].relative_to(ROOT)) if matches else f"notebooks/{name}*.ipynb"
+
+
+def failure_note(nodeid: str, lesson: str | None, timing: bool) -> tuple[str, str] | None:
+    """The section a failed test's report gets: what kind of failure it is and what to do.
+
+    A `timing` test first says it is timing-dependent (so nobody hunts a library change that is
+    a loaded machine); a contract test (`lesson`) names the notebook that teaches the behaviour.
+    Used by `pytest_runtest_makereport` below; tests/test_nbtools.py checks the wording.
+    """
+    where = _lesson_path(lesson) if lesson else None
+    if timing:
+        text = (
+            "TIMING-DEPENDENT test: its verdict depends on the clock, so a loaded machine or a GC "
+            "pause can fail it. Re-run it alone on an idle machine:\n"
+            f"    .venv/bin/python -m pytest '{nodeid}'\n"
+            "`make soak` runs every timing test under load and counts failures. If it also fails "
+            "on an idle machine, the behaviour changed"
+        )
+        if where:
+            text += (f": check the pinned versions in requirements.txt, then update {where} "
+                     "(and this test) to what the new version does.")
+        else:
+            text += ": read the assertion above."
+        return ("timing", text)
+    if where:
+        return (
             "lesson",
             f"The library no longer behaves as {where} teaches. Check the pinned versions in "
             f"requirements.txt, then update that lesson (and this test) to what the new version does.",
         )
+    return None
+
+
+@functools.cache
+def _changed_since_commit(path: Path) -> bool:
+    """True when git says the file differs from the last commit (a lesson saved from JupyterLab)."""
+    try:
+        result = subprocess.run(["git", "-C", str(ROOT), "diff", "--quiet", "HEAD", "--", str(path)],
+                                capture_output=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return result.returncode == 1
+
+
+def saved_lesson_note(path: Path) -> str:
+    """What a failing check of a lesson says first when the learner saved that lesson ("" if not).
+
+    Used by the nbval report below and by tests/test_notebook_hygiene.py.
+    """
+    path = Path(path)
+    if path.parent.name != "notebooks" or not _changed_since_commit(path):
+        return ""
+    return (
+        f"{path.relative_to(ROOT)} differs from the committed lesson (was it run and saved in "
+        "JupyterLab?). The checks compare the committed run: `make reset-lessons` backs up your "
+        "copies to saved-lessons/ and restores the lessons; then run `make test` again. "
+        "(Maintainers: regenerate with `make notebook NB=<path>` instead.)"
     )
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if not report.failed:
+        return
+    path = Path(str(item.path))
+    note = saved_lesson_note(path) if path.suffix == ".ipynb" else ""
+    if note:
+        report.sections.append(("saved lesson", note))
+    marker = item.get_closest_marker("lesson")
+    note = failure_note(item.nodeid, marker.args[0] if marker else None,
+                        item.get_closest_marker("timing") is not None)
+    if note:
+        report.sections.append(note)

@@ -1,4 +1,11 @@
-from helpers.doctor import Report, check_model, check_tracing, read_pins, run_checks
+import os
+import socket
+import subprocess
+import sys
+import threading
+
+from helpers.doctor import ROOT, Report, check_model, check_proxy, check_tracing, read_pins, run_checks
+from helpers.openai_endpoint import ScriptedOpenAIEndpoint
 
 
 def test_doctor_passes_in_the_test_environment():
@@ -18,9 +25,78 @@ def test_unknown_model_switch_value_is_explained():
     assert check.ok is False and "TOOLNODE_LAB_MODEL=openai" in check.detail
 
 
-def test_real_model_with_key_is_a_note_not_a_failure():
-    check = check_model({"TOOLNODE_LAB_MODEL": "openai", "OPENAI_API_KEY": "sk-test"})
-    assert check.ok is None and "ChatOpenAI" in check.detail
+def _free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_a_real_model_that_answers_is_ready_and_the_verdict_says_real():
+    with ScriptedOpenAIEndpoint(["hi"]) as endpoint:
+        env = {"TOOLNODE_LAB_MODEL": "openai", "OPENAI_BASE_URL": endpoint.base_url,
+               "TOOLNODE_LAB_MODEL_NAME": "scripted"}
+        check = check_model(env)
+        assert check.ok is True and "answered and lists 'scripted'" in check.detail
+        report = run_checks(env)
+    assert report.ok and "ready: the course runs here with a REAL model" in str(report)
+    assert "runs offline" not in str(report)
+
+
+def test_a_real_model_that_does_not_answer_fails_and_masks_the_password():
+    url = f"http://ann:s3cret@127.0.0.1:{_free_port()}/v1"
+    report = run_checks({"TOOLNODE_LAB_MODEL": "openai", "OPENAI_BASE_URL": url,
+                         "TOOLNODE_LAB_MODEL_NAME": "m"})
+    text = str(report)
+    assert not report.ok and "did not answer" in text and "Start the server" in text
+    assert "s3cret" not in text and "ann:***@" in text
+
+
+def test_a_web_server_that_is_not_an_openai_api_fails_the_model_check():
+    from http.server import HTTPServer, SimpleHTTPRequestHandler
+
+    class Quiet(SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):
+            self.send_error(404)
+
+    server = HTTPServer(("127.0.0.1", 0), Quiet)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        check = check_model({"TOOLNODE_LAB_MODEL": "openai", "OPENAI_BASE_URL": url,
+                             "TOOLNODE_LAB_MODEL_NAME": "m"})
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert check.ok is False and "not as an OpenAI-compatible API" in check.detail
+
+
+def test_proxy_checks():
+    dead = f"http://user:pw@127.0.0.1:{_free_port()}"
+    assert check_proxy({}).ok is True
+    loopback = check_proxy({"HTTP_PROXY": dead})
+    assert loopback.ok is None and "NO_PROXY=127.0.0.1,localhost" in loopback.fix
+    assert "pw" not in loopback.detail and "user:***@" in loopback.detail
+    assert check_proxy({"HTTP_PROXY": dead, "NO_PROXY": "localhost,127.0.0.1"}).ok is True
+    remote = check_proxy({"HTTPS_PROXY": dead, "TOOLNODE_LAB_MODEL": "openai", "OPENAI_API_KEY": "sk-x"})
+    assert remote.ok is False and "Connection error" in remote.detail
+
+
+def test_the_doctor_prints_no_machine_path():
+    text = str(run_checks(env={}))
+    assert str(ROOT) not in text and "imported from this checkout's helpers/" in text
+
+
+def test_the_doctor_starts_without_the_course_packages():
+    # A broken environment (a package removed) gets a report, not an ImportError.
+    code = ("import sys; sys.modules['langchain_core'] = None; sys.modules['packaging'] = None; "
+            "from helpers.doctor import main; raise SystemExit(main())")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                            env={k: v for k, v in os.environ.items() if not k.startswith("TOOLNODE")})
+    assert result.returncode == 1, result.stderr
+    assert "NOT ready" in result.stdout and "Traceback" not in result.stderr
 
 
 def test_tracing_on_fails():
@@ -38,3 +114,14 @@ def test_failed_report_is_not_ok(tmp_path):
     assert check.ok is False and "missing" in check.detail and "(want 0.0.1)" in check.detail
     report = Report([check])
     assert not report.ok and "NOT ready" in str(report)
+
+
+def test_jupyterlab_offline_settings_are_checked(tmp_path):
+    from helpers.doctor import check_jupyterlab_offline
+
+    missing = check_jupyterlab_offline(tmp_path)
+    assert missing.ok is None and "checkForUpdates" in missing.detail and "make setup" in missing.fix
+    settings = tmp_path / "share" / "jupyter" / "lab" / "settings"
+    settings.mkdir(parents=True)
+    (settings / "overrides.json").write_text((ROOT / "scripts" / "jupyterlab-overrides.json").read_text())
+    assert check_jupyterlab_offline(tmp_path).ok is True

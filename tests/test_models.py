@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 from concurrent.futures import ThreadPoolExecutor
 
@@ -276,3 +277,188 @@ def test_get_chat_model_reads_os_environ_by_default(monkeypatch):
     monkeypatch.delenv("OPENAI_API_BASE", raising=False)
     with pytest.raises(RealModelConfigError, match="OPENAI_API_KEY is not set"):
         get_chat_model()
+
+
+# -- what the learner is told: masked URLs, unreachable models, proxies ----------------------------
+@pytest.mark.parametrize(("url", "shown"), [
+    ("http://ann:s3cret@127.0.0.1:11434/v1", "http://ann:***@127.0.0.1:11434/v1"),
+    ("https://:tok@host.example/v1", "https://:***@host.example/v1"),
+    ("http://ann@127.0.0.1/v1", "http://ann@127.0.0.1/v1"),
+    ("http://127.0.0.1:1234/v1", "http://127.0.0.1:1234/v1"),
+])
+def test_mask_url_hides_only_the_password(url, shown):
+    from helpers.models import mask_url
+
+    assert mask_url(url) == shown
+
+
+def test_errors_never_print_a_password_in_the_base_url(free_port):
+    url = f"http://ann:s3cret@127.0.0.1:{free_port}/v1"
+    for env in ({"TOOLNODE_LAB_MODEL": "openai", "OPENAI_BASE_URL": url},
+                {"TOOLNODE_LAB_MODEL": "openai", "OPENAI_BASE_URL": url, "TOOLNODE_LAB_MODEL_NAME": "m"}):
+        with pytest.raises(RealModelConfigError) as info:
+            get_chat_model(env=env)
+        assert "s3cret" not in str(info.value) and "ann:***@" in str(info.value)
+    with pytest.raises(RealModelConfigError) as info:
+        check_server("ftp://ann:s3cret@host/v1")
+    assert "s3cret" not in str(info.value)
+
+
+@pytest.fixture
+def unreachable_model(free_port):
+    env = {"TOOLNODE_LAB_MODEL": "openai", "OPENAI_BASE_URL": f"http://ann:pw@127.0.0.1:{free_port}/v1",
+           "TOOLNODE_LAB_MODEL_NAME": "m"}
+    model = get_chat_model(env=env, check=False)
+    # The same class and settings without the SDK's retries (each waits about half a second).
+    return type(model)(**{**model.model_dump(include={"model_name", "openai_api_base"}),
+                          "api_key": "x", "use_responses_api": False, "max_retries": 0})
+
+
+@pytest.mark.parametrize("how", ["invoke", "ainvoke", "stream", "astream"])
+def test_an_unreachable_model_says_what_to_do_not_just_connection_error(unreachable_model, how):
+    from helpers.models import RealModelUnavailableError
+
+    async def consume_async():
+        if how == "ainvoke":
+            return await unreachable_model.ainvoke("hi")
+        return [chunk async for chunk in unreachable_model.astream("hi")]
+
+    with pytest.raises(RealModelUnavailableError) as info:
+        if how == "invoke":
+            unreachable_model.invoke("hi")
+        elif how == "stream":
+            list(unreachable_model.stream("hi"))
+        else:
+            asyncio.run(consume_async())
+    message = str(info.value)
+    assert "Start the server" in message and "unset TOOLNODE_LAB_MODEL" in message
+    assert "ann:***@" in message and ":pw@" not in message
+    assert isinstance(info.value, RealModelConfigError)  # old `except RealModelConfigError` still works
+
+
+def test_is_loopback():
+    from helpers.models import is_loopback
+
+    assert is_loopback("http://127.0.0.1:8000/v1") and is_loopback("http://localhost/v1")
+    assert is_loopback("http://[::1]:8000/v1")
+    assert not is_loopback("https://api.openai.com/v1") and not is_loopback(None)
+
+
+PROXY_ENV = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
+
+
+@pytest.fixture
+def dead_proxy(free_port, monkeypatch):
+    """Every proxy variable points at a port where nothing listens, and NO_PROXY is empty."""
+    for name in PROXY_ENV:
+        monkeypatch.setenv(name, f"http://127.0.0.1:{free_port}")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    return free_port
+
+
+def test_the_loopback_endpoint_is_reached_directly_despite_a_proxy(dead_proxy, monkeypatch):
+    from helpers.openai_endpoint import ScriptedOpenAIEndpoint
+
+    with ScriptedOpenAIEndpoint([BOTH, "done"]) as endpoint:
+        monkeypatch.setenv("TOOLNODE_LAB_MODEL", "openai")
+        monkeypatch.setenv("OPENAI_BASE_URL", endpoint.base_url)
+        monkeypatch.setenv("TOOLNODE_LAB_MODEL_NAME", "m")
+        tools = make_city_tools(0)
+        model = get_chat_model().bind_tools(tools)
+        assert model.invoke("q").tool_calls[0]["name"] == "lookup_weather"
+        assert asyncio.run(model.ainvoke("q")).tool_calls[0]["name"] == "lookup_weather"
+        assert "".join(c.content for c in model.stream([HumanMessage("q"), model.invoke("q")])) == "done"
+        assert len(endpoint.requests) == 4
+
+
+def test_a_proxy_breaks_a_plain_client_of_the_loopback_endpoint_unless_no_proxy_names_it(
+        dead_proxy, monkeypatch):
+    import openai
+    from langchain_openai import ChatOpenAI
+
+    from helpers.openai_endpoint import ScriptedOpenAIEndpoint
+
+    def plain(endpoint):
+        return ChatOpenAI(model="m", base_url=endpoint.base_url, api_key="x", use_responses_api=False,
+                          max_retries=0)
+
+    # (langchain-openai caches one httpx client per base URL, so each case gets its own endpoint.)
+    with ScriptedOpenAIEndpoint(["hi"]) as endpoint:
+        # Without 127.0.0.1 in NO_PROXY the request goes to the (dead) proxy: the bare
+        # "Connection error" learners saw in lesson 04.
+        monkeypatch.delenv("NO_PROXY")
+        monkeypatch.delenv("no_proxy")
+        with pytest.raises(openai.APIConnectionError):
+            plain(endpoint).invoke("q")
+        assert endpoint.requests == []
+    with ScriptedOpenAIEndpoint(["hi"]) as endpoint:
+        # Starting the endpoint puts 127.0.0.1 in NO_PROXY: a plain ChatOpenAI (lesson 04) works.
+        assert "127.0.0.1" in os.environ["NO_PROXY"].split(",")
+        assert plain(endpoint).invoke("q").content == "hi"
+
+
+def test_bypass_proxy_for_changes_nothing_without_a_proxy():
+    from helpers.openai_endpoint import bypass_proxy_for
+
+    env = {}
+    assert not bypass_proxy_for("127.0.0.1", env) and env == {}
+    env = {"HTTPS_PROXY": "http://proxy:3128", "NO_PROXY": "example.com"}
+    assert bypass_proxy_for("127.0.0.1", env)
+    assert env["NO_PROXY"] == "example.com,127.0.0.1" and env["no_proxy"] == "127.0.0.1"
+    assert not bypass_proxy_for("127.0.0.1", env)
+
+
+# -- ping_model: one real request ---------------------------------------------------------------
+@pytest.fixture
+def not_openai_server():
+    """A plain HTTP server on 127.0.0.1 that is not an OpenAI API (404 for GET, 501 for POST)."""
+    import threading
+    from http.server import HTTPServer, SimpleHTTPRequestHandler
+
+    class Quiet(SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):
+            self.send_error(404)
+
+    server = HTTPServer(("127.0.0.1", 0), Quiet)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+    server.server_close()
+
+
+def test_ping_model_answers_from_a_real_openai_compatible_server():
+    from helpers.models import ping_model
+    from helpers.openai_endpoint import ScriptedOpenAIEndpoint
+
+    with ScriptedOpenAIEndpoint(["hi"]) as endpoint:
+        env = {"TOOLNODE_LAB_MODEL": "openai", "OPENAI_BASE_URL": endpoint.base_url,
+               "TOOLNODE_LAB_MODEL_NAME": "scripted"}
+        assert ping_model(env) == f"OPENAI_BASE_URL={endpoint.base_url} answered and lists 'scripted'"
+
+
+def test_ping_model_names_the_models_a_server_does_serve():
+    from helpers.models import RealModelUnavailableError, ping_model
+    from helpers.openai_endpoint import ScriptedOpenAIEndpoint
+
+    with ScriptedOpenAIEndpoint(["hi"]) as endpoint:
+        env = {"TOOLNODE_LAB_MODEL": "openai", "OPENAI_BASE_URL": endpoint.base_url,
+               "TOOLNODE_LAB_MODEL_NAME": "qwen2.5"}
+        wanted = r"does not serve 'qwen2.5' \(it lists 'scripted'\)"
+        with pytest.raises(RealModelUnavailableError, match=wanted):
+            ping_model(env)
+
+
+def test_ping_model_rejects_a_web_server_that_is_not_an_openai_api(not_openai_server):
+    from helpers.models import RealModelUnavailableError, ping_model
+
+    env = {"TOOLNODE_LAB_MODEL": "openai", "OPENAI_BASE_URL": not_openai_server,
+           "TOOLNODE_LAB_MODEL_NAME": "m"}
+    check_server(not_openai_server)  # a TCP probe is fooled ...
+    wanted = "not as an OpenAI-compatible API: GET /models gave 404"
+    with pytest.raises(RealModelUnavailableError, match=wanted):
+        ping_model(env)  # ... one real request is not

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import nbformat
 import pytest
+from conftest import saved_lesson_note
 
 from helpers.nbtools import check, course_notebooks
 
@@ -20,7 +21,8 @@ def test_the_course_has_its_first_lessons():
 def test_notebook_is_fit_to_commit(path):
     raw = path.read_text(encoding="utf-8")
     problems = check(nbformat.reads(raw, as_version=4), raw)
-    assert not problems, f"{path.name}:\n  " + "\n  ".join(problems)
+    first = saved_lesson_note(path)
+    assert not problems, (first + "\n" if first else "") + f"{path.name}:\n  " + "\n  ".join(problems)
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
