@@ -6,13 +6,19 @@ from typing import Any
 
 
 class MermaidGraph:
-    """A mermaid diagram that JupyterLab (4.1+) renders offline; its text is what nbval compares."""
+    """A mermaid diagram that JupyterLab (4.1+) renders offline; its text is what nbval compares.
+
+    It is published as Markdown with a mermaid fence, not as `text/vnd.mermaid`: JupyterLab writes
+    the SVG it renders for a `text/vnd.mermaid` output back into the notebook, so a lesson would
+    open as modified and a saved one would carry a dated SVG. A fence renders the same and is
+    stored as text.
+    """
 
     def __init__(self, source: str) -> None:
         self.source = source
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, str]:
-        return {"text/vnd.mermaid": self.source, "text/plain": self.source}
+        return {"text/markdown": f"```mermaid\n{self.source.rstrip()}\n```", "text/plain": self.source}
 
     def __str__(self) -> str:
         return self.source
