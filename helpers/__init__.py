@@ -15,6 +15,8 @@ Modules, by concept (each public helper's docstring names the notebook that teac
 - `helpers.seeds`   — what the source posts print, quoted exactly, to compare with live runs
 - `helpers.source`  — `excerpt`: live, numbered excerpts of installed library source
 - `helpers.doctor`  — `python -m helpers.doctor`, the pre-flight check
+- `helpers.platforms` — the tested platforms and Pythons, the universal lock read as pip reads it,
+  known breakages per platform, JupyterLab's offline settings (`python -m helpers.platforms`)
 - `helpers.mcp_server` — the course's MCP server (`python -m helpers.mcp_server`, FastMCP, stdio)
 - `helpers.mcp_client` — `open_session` / `mcp_tools`: start it with a real errlog, always stop it
 - `helpers.nbtools` — maintainer commands: execute, normalise and check notebooks
