@@ -9,17 +9,15 @@ wrong and the command that fixes it. Exit status 0 means ready.
 from __future__ import annotations
 
 import os
-import re
 import sys
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
-from packaging.utils import canonicalize_name
-
 import helpers
 from helpers.models import MODEL_ENV, RealModelConfigError, real_model_requested
 from helpers.nbtools import TRACING_VARS
+from helpers.platforms import pins_for, platform_checks
 
 ROOT = Path(helpers.__file__).resolve().parent.parent
 MIN_PYTHON = (3, 11)
@@ -65,13 +63,8 @@ class Report:
 
 
 def read_pins(requirements: Path) -> dict[str, str]:
-    """`name==version` lines of a requirements file, names normalised (PEP 503)."""
-    pins = {}
-    for line in requirements.read_text(encoding="utf-8").splitlines():
-        match = re.match(r"^([A-Za-z0-9_.\-]+)==([^\s;#]+)", line.strip())
-        if match:
-            pins[canonicalize_name(match.group(1))] = match.group(2)
-    return pins
+    """The pins of a requirements file that apply here (marker true), names normalised (PEP 503)."""
+    return pins_for(None, requirements)
 
 
 def check_python() -> Check:
@@ -186,6 +179,7 @@ def run_checks(env=None) -> Report:
     """
     return Report([
         check_python(),
+        *platform_checks(),
         check_checkout(),
         check_pins(),
         check_environment(),
