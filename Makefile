@@ -23,18 +23,24 @@ $(STAMP): requirements.txt pyproject.toml
 	  || exit 1
 	@$(PYTHON) -c 'import sys; v = sys.version_info[:2]; v <= (3, 13) or print("setup: note: Python %d.%d is outside the tested range $(SUPPORTED); if the install fails, use one of those: make clean setup PYTHON=python3.13" % v)'
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV) || { echo "setup: could not create $(VENV) with $(PYTHON). On Debian/Ubuntu install python3-venv (e.g. apt install python3.11-venv), then run make setup again."; exit 1; }
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt -e . --no-deps \
-	  || { echo "setup: installing the tested set failed (pip's message is above). Check that the package index is reachable (network, proxy), then run make setup again; if a package has no file for this machine, run make doctor and see the README's supported platforms."; exit 1; }
+	@echo "setup: pip install -r requirements.txt -e . --no-deps  (into $(VENV))"
+	@$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt -e . --no-deps \
+	  || { echo "setup: installing the tested set failed (pip's message is above). Check that the package index is reachable (network, proxy), then run make setup again; if pip found no file for this machine, see the README's supported platforms and Pythons."; exit 1; }
 	@$(PY) -m pip check --disable-pip-version-check >/dev/null || { $(PY) -m pip check; \
 	  echo "setup: the installed packages do not fit together (above). Run: make clean setup"; exit 1; }
 	@$(PY) -m helpers.platforms jupyterlab-settings >/dev/null
 	@$(PY) -m helpers.platforms venv-matches-lock || { echo "setup: the install did not give the tested set. Run: make clean setup"; exit 1; }
 	@touch $(STAMP)
+	@echo "setup: $(VENV) holds the tested set (requirements.txt) and this checkout's helpers package"
 
 setup: ## create .venv, or repair it, so that it holds exactly the tested set and the helpers package
-	@if test -f $(STAMP) -a $(STAMP) -nt requirements.txt -a $(STAMP) -nt pyproject.toml \
-	    && $(PY) -m helpers.platforms venv-matches-lock; then :; \
-	  else rm -f $(STAMP); $(MAKE) --no-print-directory $(STAMP); fi
+	@if ! test -x $(PY); then echo "setup: no $(VENV) yet; creating it"; \
+	elif ! test -f $(STAMP); then echo "setup: $(VENV) has no finished install; installing"; \
+	elif test requirements.txt -nt $(STAMP) -o pyproject.toml -nt $(STAMP); then \
+	  echo "setup: requirements.txt or pyproject.toml changed since the last install; installing"; \
+	elif $(PY) -m helpers.platforms venv-matches-lock; then exit 0; \
+	else echo "setup: installing the tested set again"; fi; \
+	rm -f $(STAMP); $(MAKE) --no-print-directory $(STAMP)
 
 lab: setup ## set up, then open the course in JupyterLab at lesson 00
 	$(VENV)/bin/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir="$(CURDIR)" $(ROOT_FLAG) \
