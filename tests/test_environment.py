@@ -42,14 +42,15 @@ def pyproject() -> dict:
 
 def package_requirements() -> list[Requirement]:
     project = pyproject()["project"]
-    return [Requirement(line) for line in project["dependencies"] + project["optional-dependencies"]["course"]]
+    lines = project["dependencies"] + project["optional-dependencies"]["course"]
+    return [Requirement(line) for line in lines]
 
 
 def test_the_lock_holds_exact_pins_with_markers_and_no_index():
     for line in lock_lines():
         if not line.strip() or line.startswith("#"):
             continue
-        assert "://" not in line and not line.startswith("-"), f"requirements.txt names an index or option: {line}"
+        assert "://" not in line and not line.startswith("-"), f"requirements.txt names an index: {line}"
         assert re.fullmatch(r"[a-z0-9][a-z0-9\-]*==[^\s;]+( ; .+)?", line), f"not an exact pin: {line!r}"
     names = [pin.name for pin in read_lock()]
     twice = sorted({name for name in names if names.count(name) > 1})
@@ -71,7 +72,7 @@ def test_the_lock_carries_the_markers_other_platforms_need(package, where):
         applies = package in pins_on(target, python)
         assert applies == (target.name in where), (
             f"{package} {'is' if applies else 'is not'} installed on {target.name} with Python {python}; "
-            f"it belongs on {sorted(where)} only: re-run `make lock` (a lock resolved on one platform lacks it)"
+            f"it belongs on {sorted(where)} only: re-run `make lock` (a one-platform lock lacks it)"
         )
 
 
@@ -164,7 +165,14 @@ def test_make_setup_installs_the_lock_without_resolving_and_checks_it():
 # The README's commands name files and targets that exist, and nothing sends a reader outside the repo.
 
 def readme_blocks() -> list[str]:
-    return re.findall(r"```(?:bash|powershell)\n(.*?)```", (ROOT / "README.md").read_text(encoding="utf-8"), re.S)
+    """The README's shell and PowerShell blocks."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    return re.findall(r"```(?:bash|powershell)\n(.*?)```", text, re.S)
+
+
+def readme_inline_code() -> list[str]:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    return re.findall(r"`([^`\n]+)`", re.sub(r"```.*?```", "", text, flags=re.S))
 
 
 def test_readme_commands_name_targets_modules_and_files_that_exist():
@@ -173,14 +181,15 @@ def test_readme_commands_name_targets_modules_and_files_that_exist():
     blocks = readme_blocks()
     assert any("py -3.11 -m venv .venv" in block for block in blocks), "README has the Windows path"
     commands = [line.split("#")[0].strip() for block in blocks for line in block.splitlines()]
-    for command in filter(None, commands):
+    for command in filter(None, commands + readme_inline_code()):
         for target in re.findall(r"\bmake (?:[A-Z]+=\S+ )*([a-z-]+)", command):
             assert target in targets, f"README runs `make {target}`, which the Makefile does not have"
         for module in re.findall(r"-m (helpers\.[a-z_]+)", command):
             assert (ROOT / (module.replace(".", "/") + ".py")).exists(), f"README runs {module}"
-        for path in re.findall(r"(?:-r |-f |^|\s)((?:notebooks|scripts|tests|labs|docs)[/\\]\S+|\S+\.(?:txt|yml))",
-                               command):
-            assert (ROOT / path.replace("\\", "/")).exists(), f"README names {path}, which is not in the repository"
+    named = r"(?:-r |-f |^|\s)((?:notebooks|scripts|tests|labs|docs)[/\\]\S+|\S+\.(?:txt|yml|in))"
+    for command in filter(None, commands):  # files: in the blocks one copies, not in prose
+        for path in re.findall(named, command):
+            assert (ROOT / path.replace("\\", "/")).exists(), f"README names {path}, not in the repository"
 
 
 @pytest.mark.parametrize(
@@ -193,4 +202,5 @@ def test_no_file_sends_the_reader_to_a_file_outside_the_repository(name):
     for link in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
         if "://" in link or link.startswith("mailto:"):
             continue
-        assert (ROOT / name).parent.joinpath(link).resolve().exists(), f"{name} links to {link}, not in the repo"
+        target = (ROOT / name).parent.joinpath(link).resolve()
+        assert target.exists(), f"{name} links to {link}, which is not in the repository"

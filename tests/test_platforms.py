@@ -9,9 +9,9 @@ from helpers.platforms import (
     Pin,
     check_platform,
     known_breakages,
+    matching_target,
     pins_for,
     read_lock,
-    matching_target,
     venv_mismatches,
 )
 
