@@ -76,7 +76,7 @@ TARGETS = (
     # pip expands a macOS tag to every older macOS release and to universal2.
     Target("macos-arm64", "darwin", "Darwin", "posix", "arm64", ("macosx_11_0_arm64",), "macOS 11"),
     Target("macos-x86_64", "darwin", "Darwin", "posix", "x86_64", ("macosx_10_15_x86_64",), "macOS 10.15"),
-    Target("windows-x86_64", "win32", "Windows", "nt", "AMD64", ("win_amd64",), "Windows 10"),
+    Target("windows-x86_64", "win32", "Windows", "nt", "AMD64", ("win_amd64",), "64-bit Windows"),
 )
 
 
