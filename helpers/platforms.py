@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import locale
+import os
 import platform
 import re
 import sys
@@ -185,14 +186,15 @@ SETTINGS = ROOT / "scripts" / "jupyterlab" / "toolnode-lab.json"
 
 
 def jupyterlab_settings_path() -> Path:
-    """Where JupyterLab reads packaged overrides in this environment (`<app dir>/settings/overrides.d`)."""
-    try:
-        from jupyterlab.commands import get_app_dir
+    """Where JupyterLab reads packaged overrides in this environment (`<app dir>/settings/overrides.d`).
 
-        app_dir = Path(get_app_dir())
-    except ImportError:
-        app_dir = Path(sys.prefix) / "share" / "jupyter" / "lab"
-    return app_dir / "settings" / "overrides.d" / SETTINGS.name
+    The app dir is JupyterLab's own rule for a venv or conda env (`jupyterlab.commands.get_app_dir`):
+    `$JUPYTERLAB_DIR`, else `<sys.prefix>/share/jupyter/lab`. Importing jupyterlab to ask would cost
+    seconds, and `make setup` asks on every run.
+    """
+    override = os.environ.get("JUPYTERLAB_DIR")
+    app_dir = Path(override) if override else Path(sys.prefix) / "share" / "jupyter" / "lab"
+    return app_dir.resolve() / "settings" / "overrides.d" / SETTINGS.name
 
 
 def jupyterlab_settings_installed() -> bool:
