@@ -17,6 +17,7 @@ import json
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -107,10 +108,24 @@ def closure_problems(pins: dict[str, str], report: dict, environment: dict[str, 
                 dependency.marker.evaluate({**environment, "extra": extra}) for extra in new
             ):
                 queue.append((dependency, name))
+    problems = list(dict.fromkeys(problems))  # one line per problem, however many paths reach it
     unneeded = sorted(set(pins) - set(reached) - set(SDIST_OK))
     problems += [f"{name}=={pins[name]} is installed here but nothing needs it (check its marker)"
                  for name in unneeded]
     return problems
+
+
+def check_one(pins, target, python: str) -> tuple[str, list[str], int]:
+    """One platform and Python: (label, problems, number of pins that apply there)."""
+    environment = target.marker_environment(python)
+    here = {pin.name: pin.version for pin in pins if pin.applies(environment)}
+    with tempfile.TemporaryDirectory() as tmp:
+        report, missing = missing_files(here, target, python, Path(tmp))
+    problems = [f"no {target.name} wheel for CPython {python} (oldest OS {target.oldest_os}): {name}"
+                for name in missing]
+    if not missing:
+        problems += closure_problems(here, report, environment)
+    return f"{target.name:15} Python {python}", problems, len(here)
 
 
 def main(argv: list[str]) -> int:
@@ -125,22 +140,16 @@ def main(argv: list[str]) -> int:
                   "one set for every Python; resolve with `--fork-strategy fewest`")
             failed = True
         seen[pin.name] = pin.version
-    with tempfile.TemporaryDirectory() as tmp:
-        for target in TARGETS:
-            for python in SUPPORTED_PYTHONS:
-                environment = target.marker_environment(python)
-                here = {pin.name: pin.version for pin in pins if pin.applies(environment)}
-                report, missing = missing_files(here, target, python, Path(tmp))
-                problems = [f"no {target.name} wheel for CPython {python} (oldest OS {target.oldest_os}): "
-                            f"{name}" for name in missing]
-                if not missing:
-                    problems += closure_problems(here, report, environment)
-                label = f"{target.name:15} Python {python}"
-                if problems:
-                    failed = True
-                    print(f"FAIL {label}: " + "\n     ".join(problems))
-                else:
-                    print(f"ok   {label}: {len(here)} pins, a wheel for each; dependencies closed")
+    combinations = [(target, python) for target in TARGETS for python in SUPPORTED_PYTHONS]
+    # pip mostly waits on the index: a few at a time, reported in a fixed order.
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = pool.map(lambda combination: check_one(pins, *combination), combinations)
+        for label, problems, count in results:
+            if problems:
+                failed = True
+                print(f"FAIL {label}: " + "\n     ".join(problems))
+            else:
+                print(f"ok   {label}: {count} pins, a wheel for each; dependencies closed")
     for name, reason in SDIST_OK.items():
         print(f"note {name}: accepted as an sdist ({reason})")
     if failed:
