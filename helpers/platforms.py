@@ -334,7 +334,7 @@ def main(argv: list[str] | None = None) -> int:
         wrong = venv_mismatches()
         if wrong:
             shown = ", ".join(wrong[:5]) + (f" and {len(wrong) - 5} more" if len(wrong) > 5 else "")
-            print(f"{Path(sys.prefix).name} differs from requirements.txt: {shown}")
+            print(f"{Path(sys.prefix).name} differs from the tested set (requirements.txt): {shown}")
             return 1
         return 0
     if args:
