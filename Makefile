@@ -13,16 +13,34 @@ ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 help: ## list the commands
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
-# The venv is (re)installed only when it is missing or requirements.txt / pyproject.toml changed.
+# `make setup` compares the venv with the lock every time (a fraction of a second: installed versions
+# against the pins whose marker applies here, the package's folder, JupyterLab's offline settings) and
+# reinstalls when anything differs or requirements.txt / pyproject.toml changed. The stamp only records
+# that the last install finished and passed `pip check`.
+SUPPORTED := 3.11, 3.12 or 3.13
 $(STAMP): requirements.txt pyproject.toml
-	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "toolnode-lab needs Python >= 3.11; this is " + sys.version.split()[0] + ". Run: make PYTHON=python3.11 ...")'
-	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt -e . --no-deps
-	@$(PY) -m pip check --disable-pip-version-check >/dev/null || { $(PY) -m pip check; exit 1; }
-	@mkdir -p $(VENV)/share/jupyter/lab/settings && cp scripts/jupyterlab-overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
+	@$(PYTHON) -c 'import sys; v = sys.version_info[:2]; sys.exit(0 if v >= (3, 11) else "setup: toolnode-lab needs Python $(SUPPORTED); $(PYTHON) is " + sys.version.split()[0] + ". Install one of those and run: make setup PYTHON=python3.11")' \
+	  || exit 1
+	@$(PYTHON) -c 'import sys; v = sys.version_info[:2]; v <= (3, 13) or print("setup: note: Python %d.%d is outside the tested range $(SUPPORTED); if the install fails, use one of those: make clean setup PYTHON=python3.13" % v)'
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV) || { echo "setup: could not create $(VENV) with $(PYTHON). On Debian/Ubuntu install python3-venv (e.g. apt install python3.11-venv), then run make setup again."; exit 1; }
+	@echo "setup: pip install -r requirements.txt -e . --no-deps  (into $(VENV))"
+	@$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt -e . --no-deps \
+	  || { echo "setup: installing the tested set failed (pip's message is above). Check that the package index is reachable (network, proxy), then run make setup again; if pip found no file for this machine, see the README's supported platforms and Pythons."; exit 1; }
+	@$(PY) -m pip check --disable-pip-version-check >/dev/null || { $(PY) -m pip check; \
+	  echo "setup: the installed packages do not fit together (above). Run: make clean setup"; exit 1; }
+	@$(PY) -m helpers.platforms jupyterlab-settings >/dev/null
+	@$(PY) -m helpers.platforms venv-matches-lock || { echo "setup: the install did not give the tested set. Run: make clean setup"; exit 1; }
 	@touch $(STAMP)
+	@echo "setup: $(VENV) holds the tested set (requirements.txt) and this checkout's helpers package"
 
-setup: $(STAMP) ## create .venv with the pinned set and the helpers package
+setup: ## create .venv, or repair it, so that it holds exactly the tested set and the helpers package
+	@if ! test -x $(PY); then echo "setup: no $(VENV) yet; creating it"; \
+	elif ! test -f $(STAMP); then echo "setup: $(VENV) has no finished install; installing"; \
+	elif test requirements.txt -nt $(STAMP) -o pyproject.toml -nt $(STAMP); then \
+	  echo "setup: requirements.txt or pyproject.toml changed since the last install; installing"; \
+	elif $(PY) -m helpers.platforms venv-matches-lock; then exit 0; \
+	else echo "setup: installing the tested set again"; fi; \
+	rm -f $(STAMP); $(MAKE) --no-print-directory $(STAMP)
 
 lab: setup ## set up, then open the course in JupyterLab at lesson 00
 	$(VENV)/bin/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir="$(CURDIR)" $(ROOT_FLAG) \
@@ -31,7 +49,8 @@ lab: setup ## set up, then open the course in JupyterLab at lesson 00
 test: setup ## set up, then run the whole suite (unit, contract, strict nbval on every notebook)
 	$(PY) -m pytest
 
-doctor: setup ## pre-flight check for a learner's or workshop laptop
+doctor: ## pre-flight check for a learner's or workshop laptop: reports, changes nothing
+	@test -x $(PY) || { echo "doctor: there is no $(VENV) here yet. Run make setup (or make lab) first, then make doctor."; exit 1; }
 	$(PY) -m helpers.doctor
 
 notebooks: setup ## re-execute every notebook from a fresh kernel and normalise it
@@ -69,13 +88,19 @@ handout-test: handout-deps ## build the handout and check it in headless Chromiu
 lint: setup ## ruff over the package, tests and scripts
 	$(VENV)/bin/ruff check helpers tests scripts
 
-lock: setup ## re-resolve requirements.txt from scripts/requirements.in (needs the package index)
-	$(PY) -m pip install --quiet uv
-	$(VENV)/bin/uv pip compile scripts/requirements.in -p 3.11 --no-header --no-annotate \
-	  --no-emit-package toolnode-lab -q -o requirements.txt.new
-	{ echo "# The exact tested set. Regenerate with 'make lock' (from scripts/requirements.in); no index URLs."; \
-	  echo "# Install: pip install -r requirements.txt -e ."; cat requirements.txt.new; } > requirements.txt
-	rm requirements.txt.new
+# One universal lock: every platform (Linux, macOS, Windows) and Python 3.11-3.13, each pin with the
+# marker that says where it applies, one version per package, existing pins kept unless the input moves
+# them. Then every pinned file is checked to exist for each platform and Python (scripts/check_lock.py).
+UV_VERSION := 0.13.9
+lock: setup ## re-resolve requirements.txt for every platform, then check every file exists (needs the index)
+	$(PY) -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
+	$(VENV)/bin/uv pip compile scripts/requirements.in --universal --python-version 3.11 --fork-strategy fewest \
+	  --no-header --no-annotate --no-emit-package toolnode-lab -q -o requirements.txt
+	{ echo "# The exact tested set for Linux, macOS and Windows, Python 3.11-3.13 (markers say where a pin applies)."; \
+	  echo "# Regenerate with 'make lock' (from scripts/requirements.in); no index URLs."; \
+	  echo "# Install: pip install -r requirements.txt -e ."; grep -v '^#' requirements.txt; } > requirements.txt.new
+	mv requirements.txt.new requirements.txt
+	$(PY) scripts/check_lock.py requirements.txt
 
 clean: ## remove the venv and caches (notebooks keep their outputs)
 	rm -rf $(VENV) .pytest_cache .ruff_cache

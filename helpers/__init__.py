@@ -19,6 +19,8 @@ Modules, by concept (each public helper's docstring names the notebook that teac
 - `helpers.source`  — `excerpt`: live, numbered excerpts of installed library source
 - `helpers.compat`  — which taught behaviours hold on which releases (`make compat`, the doctor)
 - `helpers.doctor`  — `python -m helpers.doctor`, the pre-flight check
+- `helpers.platforms` — the tested platforms and Pythons, the universal lock read as pip reads it,
+  known breakages per platform, JupyterLab's offline settings (`python -m helpers.platforms`)
 - `helpers.mcp_server` — the course's MCP server (`python -m helpers.mcp_server`, FastMCP, stdio)
 - `helpers.mcp_client` — `open_session` / `mcp_tools`: start it with a real errlog, always stop it
 - `helpers.nbtools` — maintainer commands: execute, normalise and check notebooks

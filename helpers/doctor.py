@@ -14,23 +14,18 @@ start, so a broken environment gets a report, not a traceback. With the real-mod
 from __future__ import annotations
 
 import os
-import re
 import sys
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
 import helpers
+from helpers.platforms import pins_for, platform_checks
 
 ROOT = Path(helpers.__file__).resolve().parent.parent
 MIN_PYTHON = (3, 11)
 MODEL_ENV = "TOOLNODE_LAB_MODEL"  # as helpers.models, which needs langchain-core to import
 TRACING_VARS = ("LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2", "LANGCHAIN_TRACING")  # as helpers.nbtools
-
-
-def canonicalize_name(name: str) -> str:
-    """PEP 503 name normalisation (what `packaging.utils.canonicalize_name` does)."""
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 @dataclass
@@ -80,13 +75,8 @@ class Report:
 
 
 def read_pins(requirements: Path) -> dict[str, str]:
-    """`name==version` lines of a requirements file, names normalised (PEP 503)."""
-    pins = {}
-    for line in requirements.read_text(encoding="utf-8").splitlines():
-        match = re.match(r"^([A-Za-z0-9_.\-]+)==([^\s;#]+)", line.strip())
-        if match:
-            pins[canonicalize_name(match.group(1))] = match.group(2)
-    return pins
+    """The pins of a requirements file that apply here (marker true), names normalised (PEP 503)."""
+    return pins_for(None, requirements)
 
 
 def check_python() -> Check:
@@ -117,8 +107,13 @@ def check_pins(requirements: Path | None = None) -> Check:
     requirements = requirements or ROOT / "requirements.txt"
     if not requirements.exists():
         return Check("pinned versions", None, f"{requirements} not found; versions not compared")
+    try:
+        pins = read_pins(requirements)
+    except ImportError:  # `packaging` reads the lock's markers; a broken environment may lack it
+        return Check("pinned versions", False, "packaging missing (needed to read the lock's markers)",
+                     "`make setup` (or `pip install -r requirements.txt -e .` in this environment)")
     wrong = []
-    for name, wanted in read_pins(requirements).items():
+    for name, wanted in pins.items():
         try:
             have = metadata.version(name)
         except metadata.PackageNotFoundError:
@@ -129,7 +124,7 @@ def check_pins(requirements: Path | None = None) -> Check:
         shown = ", ".join(wrong[:6]) + (f" and {len(wrong) - 6} more" if len(wrong) > 6 else "")
         return Check("pinned versions", False, shown,
                      "`make setup` (or `pip install -r requirements.txt -e .` in this environment)")
-    return Check("pinned versions", True, f"all {len(read_pins(requirements))} match requirements.txt")
+    return Check("pinned versions", True, f"all {len(pins)} match requirements.txt")
 
 
 def check_environment() -> Check:
@@ -150,32 +145,6 @@ def check_jupyterlab() -> Check:
     major, minor = (int(part) for part in version.split(".")[:2])
     ok = (major, minor) >= (4, 1)
     return Check("jupyterlab", ok, f"{version} (4.1+ draws the graphs offline)", "`make setup`")
-
-
-def check_jupyterlab_offline(prefix: Path | None = None) -> Check:
-    """Are JupyterLab's offline settings (no update check, no news fetch) installed here?
-
-    `make setup` copies scripts/jupyterlab-overrides.json into the environment; a plain-pip or
-    conda install does not, and JupyterLab then tries to reach the network on start.
-    """
-    import json
-
-    wanted_file = ROOT / "scripts" / "jupyterlab-overrides.json"
-    target = Path(prefix or sys.prefix) / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
-    fix = f"`make setup`, or copy scripts/jupyterlab-overrides.json to {_shown(target)}"
-    if not wanted_file.exists():
-        return Check("jupyterlab settings", None, "scripts/jupyterlab-overrides.json not found; not compared")
-    try:
-        wanted = json.loads(wanted_file.read_text(encoding="utf-8"))
-        have = json.loads(target.read_text(encoding="utf-8")) if target.exists() else {}
-    except (OSError, ValueError) as error:
-        return Check("jupyterlab settings", None, f"{_shown(target)} unreadable ({error})", fix)
-    missing = [f"{plugin}:{key}" for plugin, settings in wanted.items() for key, value in settings.items()
-               if have.get(plugin, {}).get(key) != value]
-    if missing:
-        return Check("jupyterlab settings", None, "JupyterLab will check for updates and fetch news "
-                     f"(needs the network): {', '.join(missing)} not set", fix)
-    return Check("jupyterlab settings", True, "offline: no update check, no news fetch")
 
 
 def check_model(env=None, *, timeout: float = 5.0) -> Check:
@@ -289,11 +258,11 @@ def run_checks(env=None) -> Report:
     model = check_model(env)
     report = Report([
         check_python(),
+        *platform_checks(),
         check_checkout(),
         check_pins(),
         check_environment(),
         check_jupyterlab(),
-        check_jupyterlab_offline(),
         model,
         check_proxy(env),
         check_tracing(env),

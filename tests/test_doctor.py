@@ -114,14 +114,3 @@ def test_failed_report_is_not_ok(tmp_path):
     assert check.ok is False and "missing" in check.detail and "(want 0.0.1)" in check.detail
     report = Report([check])
     assert not report.ok and "NOT ready" in str(report)
-
-
-def test_jupyterlab_offline_settings_are_checked(tmp_path):
-    from helpers.doctor import check_jupyterlab_offline
-
-    missing = check_jupyterlab_offline(tmp_path)
-    assert missing.ok is None and "checkForUpdates" in missing.detail and "make setup" in missing.fix
-    settings = tmp_path / "share" / "jupyter" / "lab" / "settings"
-    settings.mkdir(parents=True)
-    (settings / "overrides.json").write_text((ROOT / "scripts" / "jupyterlab-overrides.json").read_text())
-    assert check_jupyterlab_offline(tmp_path).ok is True
