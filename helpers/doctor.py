@@ -122,9 +122,25 @@ def check_pins(requirements: Path | None = None) -> Check:
             wrong.append(f"{name} {have} (want {wanted})")
     if wrong:
         shown = ", ".join(wrong[:6]) + (f" and {len(wrong) - 6} more" if len(wrong) > 6 else "")
+        shown += compat_note()
         return Check("pinned versions", False, shown,
                      "`make setup` (or `pip install -r requirements.txt -e .` in this environment)")
     return Check("pinned versions", True, f"all {len(pins)} match requirements.txt")
+
+
+def compat_note(versions=None, data=None) -> str:
+    """What docs/compatibility.md says about these versions: the lessons whose behaviours differ.
+
+    Empty when the versions are the pins or the matrix has no release like them.
+    """
+    from helpers.compat import lessons_that_differ
+
+    release, counts = lessons_that_differ(versions, data)
+    if release is None or not counts:
+        return ""
+    lessons = ", ".join(f"{lesson[:2]} ({n})" for lesson, n in counts.items())
+    return (f". These versions are like {release} in docs/compatibility.md, where behaviours taught in "
+            f"these lessons differ or are absent (lesson (count)): {lessons}")
 
 
 def check_environment() -> Check:

@@ -43,3 +43,22 @@ def test_runs_beyond_the_budget_are_skipped_with_the_reason():
     assert bench.expected_seconds("ToolNode.invoke", pool + 1, 0.5) == 1.0
     assert bench.expected_seconds("sequential", 64, 0.5) == 32.0
     assert bench.expected_seconds("lean", 256, 0.5) == 0.5
+
+
+def test_readme_quotes_the_committed_run():
+    record = json.loads((ROOT / "docs" / "bench" / "bench.json").read_text(encoding="utf-8"))
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+
+    def wall(method, latency):
+        return next(r["median"] for r in record["efficiency"]
+                    if (r["method"], r["n"], r["latency"]) == (method, 64, latency))
+
+    for method, label in [("lean", "lean node (`helpers.lean_node`)"),
+                          ("hand-built", "hand-built `CustomAsyncToolNode`"),
+                          ("ToolNode.ainvoke", "`ToolNode.ainvoke`"),
+                          ("create_agent", "`create_agent` (one task per call)")]:
+        row = f"| {label} | {wall(method, 0.05):.3f}x | {wall(method, 0.5):.3f}x |"
+        assert row in readme, f"README's benchmark table should read: {row} (make bench, then update it)"
+    per_call = {r["method"]: r["per_call_us"] for r in record["overhead"]}
+    assert f"`ToolNode.ainvoke` {per_call['ToolNode.ainvoke']:.0f} µs" in readme
+    assert f"lean node {per_call['lean']:.0f} µs" in readme

@@ -69,3 +69,13 @@ def test_the_doctor_learns_which_lessons_differ_for_the_installed_versions():
     pinned = {"langgraph": "1.2.24", "langgraph-prebuilt": "1.1.3", "langchain-core": "1.8.3"}
     assert lessons_that_differ(pinned, DATA) == ("langgraph 1.2.24", {})
     assert lessons_that_differ({"langgraph": "9.9.9"}, DATA) == (None, {})
+
+
+def test_the_doctor_names_the_lessons_that_differ_for_drifted_versions():
+    from helpers.doctor import compat_note
+
+    old = {"langgraph": "0.6.11", "langgraph-prebuilt": "0.6.5", "langchain-core": "0.3.86"}
+    note = compat_note(old, DATA)
+    assert "like langgraph 0.6.11 in docs/compatibility.md" in note and "03 (2), 07 (1)" in note
+    pinned = {"langgraph": "1.2.24", "langgraph-prebuilt": "1.1.3", "langchain-core": "1.8.3"}
+    assert compat_note(pinned, DATA) == ""
