@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import functools
 import os
 import platform
 import re
@@ -418,6 +419,33 @@ def _expand(paths: Iterable[str]) -> list[Path]:
     chosen = [Path(p) for p in paths]
     return chosen or course_notebooks()
 
+
+
+@functools.cache
+def _changed_since_commit(path: Path) -> bool:
+    """True when git says the file differs from the last commit (a lesson saved from JupyterLab)."""
+    try:
+        result = subprocess.run(["git", "-C", str(ROOT), "diff", "--quiet", "HEAD", "--", str(path)],
+                                capture_output=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return result.returncode == 1
+
+
+def saved_lesson_note(path: Path) -> str:
+    """What a failing check of a lesson says first when the learner saved that lesson ("" if not).
+
+    Used by the nbval report in tests/conftest.py and by tests/test_notebook_hygiene.py.
+    """
+    path = Path(path)
+    if path.parent.name != "notebooks" or not _changed_since_commit(path):
+        return ""
+    return (
+        f"{path.relative_to(ROOT)} differs from the committed lesson (was it run and saved in "
+        "JupyterLab?). The checks compare the committed run: `make reset-lessons` backs up your "
+        "copies to saved-lessons/ and restores the lessons; then run `make test` again. "
+        "(Maintainers: regenerate with `make notebook NB=<path>` instead.)"
+    )
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m helpers.nbtools", description=__doc__,

@@ -11,14 +11,12 @@ under load. `make soak` (scripts/soak.py) runs exactly the tests selected by `-m
 
 from __future__ import annotations
 
-import functools
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from helpers.nbtools import OFFLINE_ENV_UNSET
+from helpers.nbtools import OFFLINE_ENV_UNSET, saved_lesson_note
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -66,31 +64,6 @@ def failure_note(nodeid: str, lesson: str | None, timing: bool) -> tuple[str, st
     return None
 
 
-@functools.cache
-def _changed_since_commit(path: Path) -> bool:
-    """True when git says the file differs from the last commit (a lesson saved from JupyterLab)."""
-    try:
-        result = subprocess.run(["git", "-C", str(ROOT), "diff", "--quiet", "HEAD", "--", str(path)],
-                                capture_output=True, timeout=10)
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return result.returncode == 1
-
-
-def saved_lesson_note(path: Path) -> str:
-    """What a failing check of a lesson says first when the learner saved that lesson ("" if not).
-
-    Used by the nbval report below and by tests/test_notebook_hygiene.py.
-    """
-    path = Path(path)
-    if path.parent.name != "notebooks" or not _changed_since_commit(path):
-        return ""
-    return (
-        f"{path.relative_to(ROOT)} differs from the committed lesson (was it run and saved in "
-        "JupyterLab?). The checks compare the committed run: `make reset-lessons` backs up your "
-        "copies to saved-lessons/ and restores the lessons; then run `make test` again. "
-        "(Maintainers: regenerate with `make notebook NB=<path>` instead.)"
-    )
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import nbformat
 import pytest
-from conftest import saved_lesson_note
 
-from helpers.nbtools import check, course_notebooks
+from helpers.nbtools import check, course_notebooks, saved_lesson_note
 
 NOTEBOOKS = course_notebooks()
 
