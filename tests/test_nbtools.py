@@ -1,6 +1,7 @@
 """The hygiene check can fail: each rule is shown rejecting a notebook that breaks it."""
 
 import sys
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -170,7 +171,7 @@ def test_a_long_error_output_fails_and_names_xmode_minimal():
 
 # -- tests/conftest.py: what a failed test says ---------------------------------------------------
 def test_a_failed_timing_test_says_it_is_timing_first():
-    from conftest import failure_note
+    failure_note = _suite_conftest().failure_note
 
     title, text = failure_note("tests/x.py::t", "01_sequential_vs_gather", timing=True)
     assert title == "timing" and text.startswith("TIMING-DEPENDENT")
@@ -179,7 +180,7 @@ def test_a_failed_timing_test_says_it_is_timing_first():
 
 
 def test_a_failed_contract_test_names_its_lesson():
-    from conftest import failure_note
+    failure_note = _suite_conftest().failure_note
 
     title, text = failure_note("tests/x.py::t", "01_sequential_vs_gather", timing=False)
     assert title == "lesson" and "no longer behaves as notebooks/01_sequential_vs_gather.ipynb" in text
@@ -232,3 +233,13 @@ def test_reset_lessons_outside_git_says_what_to_do(tmp_path):
     (tmp_path / "notebooks").mkdir()
     with pytest.raises(RuntimeError, match="needs a git checkout"):
         reset_lessons(tmp_path)
+
+
+def _suite_conftest():
+    """tests/conftest.py as a module of its own (`import conftest` may find labs/conftest.py first)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("suite_conftest", Path(__file__).with_name("conftest.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
