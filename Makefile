@@ -67,13 +67,18 @@ compat: setup ## contract tests vs a matrix of LangGraph releases -> docs/compat
 	$(PY) -m pip install --quiet --disable-pip-version-check uv
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) scripts/compat.py
 
-# The handout needs a browser to print and test it, and npm once to fetch mermaid (scripts/build_handout.py).
-HANDOUT_DEBS := chromium poppler-utils fonts-noto-cjk npm
-PLAYWRIGHT   := playwright==1.65.2
+# The handout needs a browser to print and test it, poppler to check the PDF, a CJK font for the
+# Chinese cheat sheet, and npm once to fetch mermaid (scripts/build_handout.py). Each is looked for
+# by what it provides; only what is missing is installed (Debian/Ubuntu), else the fix is printed.
+PLAYWRIGHT := playwright==1.65.2
 
 handout-deps: setup
 	@$(PY) -m pip install --quiet --disable-pip-version-check $(PLAYWRIGHT)
-	@missing=""; for d in $(HANDOUT_DEBS); do dpkg -s $$d >/dev/null 2>&1 || missing="$$missing $$d"; done; \
+	@missing=""; \
+	command -v chromium >/dev/null || missing="$$missing chromium"; \
+	command -v pdftotext >/dev/null || missing="$$missing poppler-utils"; \
+	fc-list 2>/dev/null | grep -qi "Noto Sans CJK" || missing="$$missing fonts-noto-cjk"; \
+	command -v npm >/dev/null || missing="$$missing npm"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \

@@ -251,6 +251,10 @@ def build(out: Path = OUT, pdf: bool = True) -> dict[str, object]:
     shutil.copy(mermaid_js(), out / "assets" / "mermaid.min.js")
     for asset in (HERE / "assets").iterdir():
         shutil.copy(asset, out / "assets" / asset.name)
+    for asset in (ROOT / "docs").rglob("*"):  # images the lessons and documents show (docs/bench/*.png)
+        if asset.suffix.lower() in (".png", ".svg", ".jpg", ".jpeg"):
+            (out / asset.relative_to(ROOT)).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(asset, out / asset.relative_to(ROOT))
     all_sources = [p for paths in kinds.values() for p in paths]
     built = {target_of(p) for p in all_sources} | {Path("index.html"), Path(PDF_NAME)}
     pages: dict[Path, str] = {}
