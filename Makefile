@@ -46,8 +46,10 @@ lab: setup ## set up, then open the course in JupyterLab at lesson 00
 	$(VENV)/bin/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir="$(CURDIR)" $(ROOT_FLAG) \
 	  --LabApp.default_url=/lab/tree/notebooks/00_start_here.ipynb
 
+# Two workers, a test file each at a time: the notebooks' kernels mostly wait (sleeps, process
+# starts), so the suite takes about half as long; every timing claim is built to hold under load.
 test: setup ## set up, then run the whole suite (unit, contract, strict nbval on every notebook)
-	$(PY) -m pytest
+	$(PY) -m pytest -n 2 --dist loadfile
 
 doctor: ## pre-flight check for a learner's or workshop laptop: reports, changes nothing
 	@test -x $(PY) || { echo "doctor: there is no $(VENV) here yet. Run make setup (or make lab) first, then make doctor."; exit 1; }
