@@ -3,7 +3,7 @@ machinery of langchain-core's `BaseTool.ainvoke` (callbacks, run managers, confi
 signature inspection). `make bench` measures it beside `CustomAsyncToolNode` and `ToolNode` to
 show where their per-call time goes.
 
-Taught in `docs/benchmark.md` (from `make bench`).
+Shown in `notebooks/03_builtin_toolnode.ipynb` (the benchmark section) and `docs/benchmark.md` (`make bench`).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ class LeanAsyncToolNode:
         update["messages"]   # one ToolMessage per tool call, in the order of the calls
         ```
 
-    Taught in `docs/benchmark.md` (from `make bench`).
+    Shown in `notebooks/03_builtin_toolnode.ipynb` (the benchmark section); measured by `make bench`.
     """
 
     def __init__(self, tools: Sequence[BaseTool], *, timeout: float | None = None) -> None:
