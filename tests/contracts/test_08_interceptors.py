@@ -262,15 +262,20 @@ def test_only_an_async_wrapper_is_silently_skipped_by_sync_invoke():
 @lesson
 @pytest.mark.timing
 def test_only_a_sync_wrapper_serialises_sync_tools_under_ainvoke():
-    tools = make_city_tools(delay=2 * DELAY, sync=True)
-    batch = [ai(*(call(t.name, f"{t.name}-{i}", city="Paris") for t in tools for i in range(3)))]
-    wrapped_node = ToolNode(tools, wrap_tool_call=lambda request, execute: execute(request))
-    with Stopwatch() as plain:
-        asyncio.run(ToolNode(tools).ainvoke(batch, runtime=Runtime()))
-    with Stopwatch() as wrapped:
-        asyncio.run(wrapped_node.ainvoke(batch, runtime=Runtime()))
-    assert wrapped.seconds >= 6 * 2 * DELAY  # one after another: never faster than the sum
-    assert wrapped.seconds > 2 * plain.seconds  # plain: one 0.2 s wave (pool >= 5), 1.0 s of slack
+    plain, wrapped = CallRecorder(), CallRecorder()
+
+    def batch_of(tools):
+        return [ai(*(call(t.name, f"{t.name}-{i}", city="Paris") for t in tools for i in range(3)))]
+
+    plain_tools = make_city_tools(delay=2 * DELAY, sync=True, recorder=plain)
+    asyncio.run(ToolNode(plain_tools).ainvoke(batch_of(plain_tools), runtime=Runtime()))
+    wrapped_tools = make_city_tools(delay=2 * DELAY, sync=True, recorder=wrapped)
+    wrapped_node = ToolNode(wrapped_tools, wrap_tool_call=lambda request, execute: execute(request))
+    with Stopwatch() as sw:
+        asyncio.run(wrapped_node.ainvoke(batch_of(wrapped_tools), runtime=Runtime()))
+    assert wrapped.max_in_flight() == 1  # one after another ...
+    assert sw.seconds >= 6 * 2 * DELAY  # ... so never faster than the sum
+    assert plain.max_in_flight() > 1  # without the wrapper they overlap in the loop's thread pool
 
 
 @lesson
