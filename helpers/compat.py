@@ -162,10 +162,10 @@ def markdown(data: Mapping) -> str:
     return "\n".join(lines) + "\n"
 
 
-def installed_versions() -> dict[str, str | None]:
-    """The installed versions of the packages the matrix varies."""
+def installed_versions(packages: tuple[str, ...] = PACKAGES) -> dict[str, str | None]:
+    """The installed versions of these packages (default: those the matrix varies); None if absent."""
     found = {}
-    for name in PACKAGES:
+    for name in packages:
         try:
             found[name] = metadata.version(name)
         except metadata.PackageNotFoundError:

@@ -13,12 +13,14 @@ import contextlib
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ValidationError
 
+from helpers.nodes import CustomAsyncToolNode
 
-class LeanAsyncToolNode:
+
+class LeanAsyncToolNode(CustomAsyncToolNode):
     """Run the last AIMessage's tool calls concurrently, calling each tool's coroutine directly.
 
     Keeps what lesson 02's `CustomAsyncToolNode` promises — only allow-listed names run, every
@@ -46,7 +48,8 @@ class LeanAsyncToolNode:
     """
 
     def __init__(self, tools: Sequence[BaseTool], *, timeout: float | None = None) -> None:
-        self.tools_by_name: dict[str, tuple[Any, type[BaseModel]]] = {}
+        super().__init__(tools, timeout=timeout)  # the allow-list: self.tools_by_name
+        self.callables: dict[str, tuple[Any, type[BaseModel]]] = {}
         for tool in tools:
             coroutine, schema = getattr(tool, "coroutine", None), tool.args_schema
             if coroutine is None or not (isinstance(schema, type) and issubclass(schema, BaseModel)):
@@ -54,32 +57,21 @@ class LeanAsyncToolNode:
                     f"LeanAsyncToolNode runs async StructuredTools with a Pydantic args_schema; "
                     f"{tool.name!r} is not one. Use CustomAsyncToolNode or ToolNode for it."
                 )
-            self.tools_by_name[tool.name] = (coroutine, schema)
-        self.timeout = timeout
+            self.callables[tool.name] = (coroutine, schema)
 
-    async def __call__(self, state: dict[str, Any]) -> dict[str, list[ToolMessage]]:
-        """Run the last AIMessage's tool calls; return `{"messages": [ToolMessage, ...]}`."""
-        messages = state.get("messages", [])
-        if not messages or not isinstance(messages[-1], AIMessage):
-            raise ValueError(
-                "The last message must be an AIMessage with tool calls: route to this node "
-                "only after the model asked for tools (e.g. with tools_condition)."
-            )
-        outputs = await asyncio.gather(*(self._run_one(call) for call in messages[-1].tool_calls))
-        return {"messages": list(outputs)}
-
-    async def _run_one(self, call: dict[str, Any]) -> ToolMessage:
+    async def _run_one(self, call: dict[str, Any], limit: Any = None) -> ToolMessage:
+        """One call, its coroutine awaited directly (`limit` is unused: no concurrency limit here)."""
         name = call["name"]
-        entry = self.tools_by_name.get(name)
+        entry = self.callables.get(name)
         if entry is None:
             allowed = ", ".join(sorted(self.tools_by_name))
-            return _error(call, f"Error: {name!r} is not an allowed tool; use one of: {allowed}.")
+            return self._error(call, f"Error: {name!r} is not an allowed tool; use one of: {allowed}.")
         coroutine, schema = entry
         args = call["args"]
         try:
             validated = schema.model_validate(args)
         except ValidationError as exc:
-            return _error(call, f"Error: invalid arguments for {name!r}: {exc.errors()[0]['msg']}.")
+            return self._error(call, f"Error: invalid arguments for {name!r}: {exc.errors()[0]['msg']}.")
         kwargs = {field: getattr(validated, field) for field in args if field in schema.model_fields}
         deadline = asyncio.timeout(self.timeout) if self.timeout is not None else None
         try:
@@ -87,13 +79,9 @@ class LeanAsyncToolNode:
                 result = await coroutine(**kwargs)
         except TimeoutError as exc:
             if deadline is not None and deadline.expired():
-                return _error(call, f"Error: {name!r} took longer than {self.timeout} seconds.")
-            return _error(call, f"Error: {exc!r}")
+                return self._error(call, f"Error: {name!r} took longer than {self.timeout} seconds.")
+            return self._error(call, f"Error: {exc!r}")
         except Exception as exc:
-            return _error(call, f"Error: {exc!r}")
+            return self._error(call, f"Error: {exc!r}")
         content = result if isinstance(result, str) else str(result)
         return ToolMessage(content=content, name=name, tool_call_id=call["id"])
-
-
-def _error(call: dict[str, Any], text: str) -> ToolMessage:
-    return ToolMessage(content=text, name=call["name"], tool_call_id=call["id"], status="error")

@@ -36,13 +36,13 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from importlib import metadata
 from pathlib import Path
 
 from langgraph.prebuilt import ToolNode
 from langgraph.runtime import Runtime
 
 from helpers.batch import make_timed_tools, tool_calls_message
+from helpers.compat import installed_versions
 from helpers.lean_node import LeanAsyncToolNode
 from helpers.nodes import CustomAsyncToolNode
 
@@ -69,12 +69,7 @@ def default_pool_size() -> int:
 
 
 def machine_facts() -> dict:
-    versions = {}
-    for name in PACKAGES:
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            versions[name] = None
+    versions = installed_versions(PACKAGES)
     return {
         "cpus": os.cpu_count(),
         "default_pool": default_pool_size(),
@@ -465,28 +460,24 @@ def plot(record: dict, out: Path) -> list[Path]:
     fig.savefig(written[-1])
     plt.close(fig)
 
-    fig, ax = plt.subplots(figsize=(7.5, 3.6), dpi=110)
-    names = [r["method"] for r in record["overhead"]]
-    ax.barh(names, [r["per_call_us"] for r in record["overhead"]], color="tab:blue")
-    ax.invert_yaxis()
-    ax.set_xlabel("µs per call, no-op tools")
-    ax.set_title("Per-call overhead")
-    fig.tight_layout()
-    written.append(out / "overhead.png")
-    fig.savefig(written[-1])
-    plt.close(fig)
-
-    fig, ax = plt.subplots(figsize=(7.5, 3.6), dpi=110)
     phase_rows = [r for r in record["phases"] if r["per_call_us"] > 0]
-    ax.barh([r["phase"].split(" (")[0] for r in phase_rows], [r["per_call_us"] for r in phase_rows],
-            color="tab:orange")
-    ax.invert_yaxis()
-    ax.set_xlabel("µs per call (pyinstrument samples)")
-    ax.set_title("Where one ToolNode.ainvoke call's time goes")
-    fig.tight_layout()
-    written.append(out / "phases.png")
-    fig.savefig(written[-1])
-    plt.close(fig)
+    for name, labels, values, xlabel, title, color in [
+        ("overhead.png", [r["method"] for r in record["overhead"]],
+         [r["per_call_us"] for r in record["overhead"]], "µs per call, no-op tools", "Per-call overhead",
+         "tab:blue"),
+        ("phases.png", [r["phase"].split(" (")[0] for r in phase_rows],
+         [r["per_call_us"] for r in phase_rows],
+         "µs per call (pyinstrument samples)", "Where one ToolNode.ainvoke call's time goes", "tab:orange"),
+    ]:
+        fig, ax = plt.subplots(figsize=(7.5, 3.6), dpi=110)
+        ax.barh(labels, values, color=color)
+        ax.invert_yaxis()
+        ax.set_xlabel(xlabel)
+        ax.set_title(title)
+        fig.tight_layout()
+        written.append(out / name)
+        fig.savefig(written[-1])
+        plt.close(fig)
     return written
 
 
