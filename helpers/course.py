@@ -18,7 +18,13 @@ Taught in `notebooks/00_start_here.ipynb`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @dataclass(frozen=True)
@@ -170,6 +176,177 @@ def markdown_table() -> str:
             f"| {row.code} | [{row.title}]({row.file}) | {row.teaches} | {lab} | {row.minutes} min |"
         )
     return "\n".join(lines)
+
+
+# -- the time estimate -----------------------------------------------------------------------------
+# One estimator for every stated time: a lesson's, a lab's, a sitting's, a track's, a workshop block's.
+# A learner reads the prose, reads and runs each code cell and looks at its output, answers the
+# questions, predicts each drill before running it, writes each lab exercise. The constants are below;
+# README's "How long things take" says where they come from.
+
+WORDS_PER_MINUTE = 180
+"""Reading speed for technical prose that is being learned, not skimmed."""
+SECONDS_PER_CODE_CELL = 30
+"""Run a cell, look at its output."""
+SECONDS_PER_CODE_LINE = 3
+"""Read a line of code before running it."""
+SECONDS_PER_QUESTION = 30
+"""Answer one *Check your understanding* question in your head."""
+MINUTES_PER_DRILL = 1
+"""Predict a drill's output before running it (on top of reading and running its cells)."""
+MINUTES_PER_SPOKEN_ANSWER = 2
+"""Say a two-minute interview answer out loud."""
+MINUTES_PER_EXERCISE = 8
+"""Write one lab exercise, run its check, read the feedback, fix once."""
+RUN_MARGIN_MINUTES = 2
+"""Open the notebook, start the kernel, wait for the slowest cells."""
+
+_FENCE = re.compile(r"^(```|~~~).*?^\1", re.M | re.S)
+_TAG = re.compile(r"<[^>]+>")
+_LINK_TARGET = re.compile(r"\]\([^)]*\)")
+_WORD = re.compile(r"[A-Za-z0-9_'’.+-]+|[\u3400-\u9fff]")
+_DRILL = re.compile(r"^#{2,4} Drill\b", re.M)
+_SPOKEN = re.compile(r"^#{2,4} Spoken answer\b", re.M)
+_CHECK = re.compile(r"\b(q\d+)\.check\(")
+_QUESTION = re.compile(r"^\s*(\d+[.)]|[-*]) ", re.M)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What a stretch of notebook asks of a learner, and the minutes that takes.
+
+    Example:
+        ```python
+        from helpers.course import estimate
+        e = estimate("notebooks/01_sequential_vs_gather.ipynb")
+        e.words, e.code_cells, e.minutes   # (1973, 22, 35)
+        ```
+    """
+
+    words: int = 0
+    code_cells: int = 0
+    code_lines: int = 0
+    questions: int = 0
+    drills: int = 0
+    spoken_answers: int = 0
+    exercises: int = 0
+    margin: float = RUN_MARGIN_MINUTES
+    parts: tuple = field(default=(), compare=False)
+
+    @property
+    def exact_minutes(self) -> float:
+        """The estimate before rounding."""
+        return (
+            self.words / WORDS_PER_MINUTE
+            + (self.code_cells * SECONDS_PER_CODE_CELL + self.code_lines * SECONDS_PER_CODE_LINE
+               + self.questions * SECONDS_PER_QUESTION) / 60
+            + self.drills * MINUTES_PER_DRILL
+            + self.spoken_answers * MINUTES_PER_SPOKEN_ANSWER
+            + self.exercises * MINUTES_PER_EXERCISE
+            + self.margin
+        )
+
+    @property
+    def minutes(self) -> int:
+        """The stated time: rounded to the nearest 5 minutes, at least 5."""
+        return round_to_five(self.exact_minutes)
+
+
+def round_to_five(minutes: float) -> int:
+    """Round to the nearest multiple of 5 (halves up), never below 5."""
+    return max(5, int(math.floor(minutes / 5 + 0.5)) * 5)
+
+
+def prose_words(markdown: str) -> int:
+    """Words a learner reads in a markdown cell: fenced code, HTML tags and link targets left out."""
+    text = _LINK_TARGET.sub("]", _TAG.sub(" ", _FENCE.sub(" ", markdown)))
+    return len(_WORD.findall(text))
+
+
+def estimate_cells(cells: list[dict], margin: float = RUN_MARGIN_MINUTES) -> Estimate:
+    """The estimate for a list of notebook cells (dicts as in the .ipynb file, or nbformat nodes)."""
+    words = code_cells = code_lines = questions = drills = spoken = 0
+    exercises: set[str] = set()
+    in_questions = False
+    for cell in cells:
+        source = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
+        if cell["cell_type"] == "markdown":
+            words += prose_words(source)
+            fenced = "\n".join(m.group(0) for m in _FENCE.finditer(source))
+            fences = 2 * len(_FENCE.findall(source))
+            code_lines += max(0, len([ln for ln in fenced.splitlines() if ln.strip()]) - fences)
+            drills += len(_DRILL.findall(source))
+            spoken += len(_SPOKEN.findall(source))
+            if source.lstrip().startswith("## "):
+                in_questions = source.lstrip().startswith("## Check your understanding")
+            if in_questions:
+                questions += len(_QUESTION.findall(_FENCE.sub(" ", source)))
+        elif cell["cell_type"] == "code":
+            code_cells += 1
+            code_lines += len([ln for ln in source.splitlines() if ln.strip()])
+            exercises.update(_CHECK.findall(source))
+    return Estimate(words, code_cells, code_lines, questions, drills, spoken, len(exercises), margin)
+
+
+def estimate(path: str | Path) -> Estimate:
+    """The estimate for a whole notebook (a path relative to the repository root, or absolute).
+
+    Taught in `notebooks/00_start_here.ipynb`.
+    """
+    path = Path(path)
+    if not path.is_absolute():
+        path = ROOT / path
+    if not path.exists():
+        listed = [row.file for row in LESSONS]
+        raise FileNotFoundError(f"{path.name}: no such notebook; the course map lists {listed}")
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return estimate_cells(cells)
+
+
+_PART = re.compile(r"^## (?:\d+\. )?(Deep dive|Sitting \d+): ")
+
+
+@dataclass(frozen=True)
+class Parts:
+    """A notebook split the way a learner sits through it.
+
+    `core` is every `##` section that is neither a deep dive nor a sitting (for a lesson: the core
+    path, margin included). `deep_dives` are the optional `## N. Deep dive: title` sections (no
+    margin: they are read in the same sitting or later in the same notebook); `sittings` are
+    `## Sitting N: title` sections, each opened on its own (margin included). Each deep dive's or
+    sitting's heading cell states its time on a line of its own: `*About NN minutes.*`
+    """
+
+    core: Estimate
+    deep_dives: tuple[tuple[str, Estimate], ...]
+    sittings: tuple[tuple[str, Estimate], ...]
+
+    @property
+    def total_minutes(self) -> int:
+        """Core plus every deep dive and sitting, each rounded as it is stated."""
+        return self.core.minutes + sum(e.minutes for _, e in self.deep_dives + self.sittings)
+
+
+def estimate_parts(path: str | Path) -> Parts:
+    """Split a notebook into its core path, optional deep dives and sittings, and estimate each."""
+    path = Path(path)
+    if not path.is_absolute():
+        path = ROOT / path
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    groups: list[tuple[str | None, str, list]] = [(None, "", [])]
+    for cell in cells:
+        source = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
+        if cell["cell_type"] == "markdown" and source.startswith("## "):
+            heading = source.splitlines()[0]
+            match = _PART.match(heading)
+            groups.append((match.group(1).split()[0] if match else None, heading[3:], []))
+        groups[-1][2].append(cell)
+    core = [c for kind, _, cs in groups if kind is None for c in cs]
+    return Parts(
+        estimate_cells(core),
+        tuple((t, estimate_cells(cs, margin=0)) for k, t, cs in groups if k == "Deep"),
+        tuple((t, estimate_cells(cs)) for k, t, cs in groups if k == "Sitting"),
+    )
 
 
 if __name__ == "__main__":
