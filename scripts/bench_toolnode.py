@@ -15,8 +15,11 @@ alone (interleaved rounds, best round per method, so load elsewhere hits every m
 
 Part 3, where one `ToolNode.ainvoke` call's time goes, by phase, from pyinstrument's samples.
 
-Part 4, the crossover: the tool latency above which per-call overhead is under 1 % of the wall
-time, from Part 2's figures, checked against Part 1's measured L = 0.5 s row.
+Part 4, the overhead model: wall / L = 1 + (F + N * c) / L, with a fixed cost per run F and a
+serial cost per call c fitted per method to Part 1's runs, checked against every one of them, and
+the tool latency above which the overhead is under 1 % of the wall, L >= 99 * (F + N * c).
+`--from-record docs/bench/bench.json` re-derives Part 4 and the tables from a recorded run
+without measuring again.
 
 Numbers depend on the machine and its load: run it on an idle machine and compare ratios, not
 absolute times. Not part of the test suite (tests/test_bench.py runs a tiny --quick for shape).
@@ -64,8 +67,13 @@ METHODS = {
 
 
 def default_pool_size() -> int:
-    """What `concurrent.futures.ThreadPoolExecutor()` picks here: min(32, cpu_count + 4)."""
-    return min(32, (os.cpu_count() or 1) + 4)
+    """What `concurrent.futures.ThreadPoolExecutor()` picks here, read from the interpreter itself:
+    min(32, cpus + 4), where Python 3.13 counts `os.process_cpu_count()` (the CPUs this process may
+    use, e.g. under taskset) and 3.11/3.12 `os.cpu_count()`."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor() as pool:
+        return pool._max_workers
 
 
 def machine_facts() -> dict:
@@ -312,22 +320,55 @@ def scale_phases(phase_rows: list[dict], overhead_rows: list[dict]) -> list[dict
     return [row | {"per_call_us": row["share"] * per_call} for row in phase_rows]
 
 
-def crossover(overhead_rows: list[dict], efficiency_rows: list[dict]) -> list[dict]:
-    """Latency above which N calls' serial overhead N*c is under 1 % of the wall (L + N*c)."""
+MODELLED = ("gather", "hand-built", "lean", "ToolNode.ainvoke", "create_agent")
+"""The concurrent async methods whose wall time the overhead model describes (Part 4)."""
+
+
+def fit_overhead(rows: list[dict]) -> tuple[float, float]:
+    """Fit wall - L = F + N * c to one method's measured runs; return (F, c) in seconds.
+
+    F is a fixed cost per run (starting the batch, the event loop's timer, gathering the results),
+    c the serial CPU each call costs. Weighted least squares on relative errors (weight 1 / excess²),
+    so a 1 ms excess at N = 1 counts as much as a 60 ms excess at N = 256.
+    """
+    points = [(r["n"], (r["median"] - 1) * r["latency"]) for r in rows if "median" in r]
+    points = [(n, excess) for n, excess in points if excess > 0]
+    if len({n for n, _ in points}) < 2:  # a single N cannot separate F from c: all of it is per call
+        n, excess = points[0] if points else (1, 0.0)
+        return 0.0, excess / n
+    weighted = [(1 / excess**2, n, excess) for n, excess in points]
+    s = sum(w for w, _, _ in weighted)
+    sx = sum(w * n for w, n, _ in weighted)
+    sy = sum(w * e for w, _, e in weighted)
+    sxx = sum(w * n * n for w, n, _ in weighted)
+    sxy = sum(w * n * e for w, n, e in weighted)
+    per_call = (s * sxy - sx * sy) / (s * sxx - sx * sx)
+    return (sy - per_call * sx) / s, per_call
+
+
+def crossover(overhead_rows: list[dict], efficiency_rows: list[dict]) -> dict:
+    """The overhead model, its check against every measured run, and the 1 % crossover.
+
+    Model: wall / L = 1 + (F + N * c) / L, with F and c fitted per method (`fit_overhead`). The
+    overhead is under 1 % of the wall once L >= 99 * (F + N * c).
+    """
     per_call = {row["method"]: row["per_call_us"] / 1e6 for row in overhead_rows}
-    measured = {(r["method"], r["n"], r["latency"]): r.get("median") for r in efficiency_rows}
-    top_latency = max(r["latency"] for r in efficiency_rows)
-    out = []
-    for method in ("ToolNode.ainvoke", "hand-built", "lean"):
-        cost = per_call[method]
+    model, check, limits = [], [], []
+    for method in MODELLED:
+        rows = [r for r in efficiency_rows if r["method"] == method and "median" in r]
+        if not rows:
+            continue
+        fixed, cost = fit_overhead(rows)
+        measured_cost = next((c for name, c in per_call.items() if name.split(" (")[0] == method), None)
+        model.append({"method": method, "fixed_s": fixed, "per_call_s": cost,
+                      "per_call_s_part2": measured_cost})
+        for r in sorted(rows, key=lambda r: (r["latency"], r["n"])):
+            check.append({"method": method, "n": r["n"], "latency": r["latency"],
+                          "predicted": 1 + (fixed + r["n"] * cost) / r["latency"],
+                          "measured": r["median"]})
         for n in (1, 64):
-            row = {"method": method, "n": n, "latency_for_1_percent": 99 * n * cost,
-                   "predicted_wall_over_L": 1 + n * cost / top_latency, "at_latency": top_latency}
-            got = measured.get((method, n, top_latency))
-            if got is not None:
-                row["measured_wall_over_L"] = got
-            out.append(row)
-    return out
+            limits.append({"method": method, "n": n, "latency_for_1_percent": 99 * (fixed + n * cost)})
+    return {"model": model, "check": check, "limits": limits}
 
 
 def _fmt(row: dict) -> str:
@@ -366,14 +407,19 @@ def print_report(record: dict) -> None:
           f"{record['config']['phase_calls']} profiled no-op calls, times scaled to Part 2's unprofiled call")
     for row in record["phases"]:
         print(f"  {row['phase']:72} {row['per_call_us']:7.1f} µs {row['share']:6.1%}")
-    print("\nPart 4 - latency above which per-call overhead is < 1 % of the wall time")
-    for row in record["crossover"]:
-        check = ""
-        if "measured_wall_over_L" in row:
-            check = (f"; at L = {row['at_latency']:g} s: predicted {row['predicted_wall_over_L']:.3f}x, "
-                     f"measured {row['measured_wall_over_L']:.3f}x")
-        latency_ms = row["latency_for_1_percent"] * 1e3
-        print(f"  {row['method']:18} N = {row['n']:<3} L >= {latency_ms:8.2f} ms{check}")
+    print("\nPart 4 - the overhead model wall / L = 1 + (F + N x c) / L, fitted per method")
+    cross = record["crossover"]
+    for row in cross["model"]:
+        part2 = row["per_call_s_part2"]
+        print(f"  {row['method']:18} F = {row['fixed_s'] * 1e3:5.2f} ms   "
+              f"c = {row['per_call_s'] * 1e6:6.1f} µs" + (f"   (Part 2: {part2 * 1e6:.1f} µs)" if part2 else ""))
+    worst = max(cross["check"], key=lambda r: abs(r["predicted"] - r["measured"]) / r["measured"])
+    print(f"  largest miss over {len(cross['check'])} runs: {worst['method']} N = {worst['n']}, "
+          f"L = {worst['latency']:g} s: predicted {worst['predicted']:.3f}x, "
+          f"measured {worst['measured']:.3f}x")
+    for row in cross["limits"]:
+        print(f"  {row['method']:18} N = {row['n']:<3} overhead < 1 % once L >= "
+              f"{row['latency_for_1_percent'] * 1e3:8.1f} ms")
 
 
 def markdown(record: dict) -> str:
@@ -414,14 +460,27 @@ def markdown(record: dict) -> str:
               "pyinstrument's shares, scaled to the unprofiled per-call time above.", "",
               "| phase | µs per call | share |", "|---|---|---|"]
     lines += [f"| {r['phase']} | {r['per_call_us']:.1f} | {r['share']:.1%} |" for r in record["phases"]]
-    lines += ["", "## Crossover: per-call overhead under 1 % of the wall time", "",
-              "| method | N | from L = | predicted / measured wall / L at the largest L |",
-              "|---|---|---|---|"]
-    for r in record["crossover"]:
-        check = (f"{r['predicted_wall_over_L']:.3f}x / {r['measured_wall_over_L']:.3f}x "
-                 f"at L = {r['at_latency']:g} s" if "measured_wall_over_L" in r else "—")
-        lines.append(f"| {r['method']} | {r['n']} | {r['latency_for_1_percent'] * 1e3:.1f} ms | {check} |")
+    cross = record["crossover"]
+    lines += ["", "## The overhead model", "",
+              "wall / L = 1 + (F + N × c) / L: F a fixed cost per run, c the serial cost of each call, "
+              "both fitted per method to the runs above (weighted by relative error). Part 2's "
+              "per-call figure is measured separately, with no-op tools.", "",
+              "| method | F (ms) | c fitted (µs) | c from Part 2 (µs) | overhead < 1 % from L = (N = 1) "
+              "| (N = 64) |", "|---|---|---|---|---|---|"]
+    limits = {(r["method"], r["n"]): r["latency_for_1_percent"] for r in cross["limits"]}
+    for r in cross["model"]:
+        part2 = f"{r['per_call_s_part2'] * 1e6:.0f}" if r["per_call_s_part2"] else "—"
+        lines.append(f"| {r['method']} | {r['fixed_s'] * 1e3:.2f} | {r['per_call_s'] * 1e6:.0f} | {part2} | "
+                     f"{_ms_or_s(limits[(r['method'], 1)])} | {_ms_or_s(limits[(r['method'], 64)])} |")
+    lines += ["", "Predicted against measured wall / L, every run:", "",
+              "| method | N | L | predicted | measured |", "|---|---|---|---|---|"]
+    lines += [f"| {r['method']} | {r['n']} | {r['latency']:g} s | {r['predicted']:.3f}x "
+              f"| {r['measured']:.3f}x |" for r in cross["check"]]
     return "\n".join(lines) + "\n"
+
+
+def _ms_or_s(seconds: float) -> str:
+    return f"{seconds * 1e3:.0f} ms" if seconds < 1 else f"{seconds:.2f} s"
 
 
 def plot(record: dict, out: Path) -> list[Path]:
@@ -491,7 +550,13 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--overhead-calls", type=int, help="no-op calls per overhead run (400; quick 100)")
     parser.add_argument("--phase-calls", type=int, help="no-op calls profiled by phase (2000; quick 200)")
     parser.add_argument("--no-plots", action="store_true", help="write no PNG plots")
+    parser.add_argument("--from-record", type=Path, metavar="BENCH_JSON",
+                        help="re-derive Part 4, results.md and plots from a recorded run; measure nothing")
     args = parser.parse_args(argv)
+    if args.from_record:
+        record = json.loads(args.from_record.read_text(encoding="utf-8"))
+        record["crossover"] = crossover(record["overhead"], record["efficiency"])
+        return _write(record, args)
 
     ns = [int(x) for x in args.ns.split(",")] if args.ns else ([1, 64] if args.quick else [1, 4, 16, 64, 256])
     latencies = [args.latency] if args.latency else [0.05] if args.quick else [0.05, 0.5]
@@ -517,6 +582,10 @@ def main(argv: list[str] | None = None) -> dict:
     record["crossover"] = crossover(record["overhead"], record["efficiency"])
     record["machine"]["load_average_end"] = machine_facts()["load_average_start"]
     record["seconds"] = round(time.perf_counter() - started, 1)
+    return _write(record, args)
+
+
+def _write(record: dict, args: argparse.Namespace) -> dict:
     args.out.mkdir(parents=True, exist_ok=True)
     text = json.dumps(record, indent=1, ensure_ascii=False) + "\n"
     (args.out / "bench.json").write_text(text, encoding="utf-8")
