@@ -412,7 +412,8 @@ def print_report(record: dict) -> None:
     for row in cross["model"]:
         part2 = row["per_call_s_part2"]
         print(f"  {row['method']:18} F = {row['fixed_s'] * 1e3:5.2f} ms   "
-              f"c = {row['per_call_s'] * 1e6:6.1f} µs" + (f"   (Part 2: {part2 * 1e6:.1f} µs)" if part2 else ""))
+              f"c = {row['per_call_s'] * 1e6:6.1f} µs"
+              + (f"   (Part 2: {part2 * 1e6:.1f} µs)" if part2 else ""))
     worst = max(cross["check"], key=lambda r: abs(r["predicted"] - r["measured"]) / r["measured"])
     print(f"  largest miss over {len(cross['check'])} runs: {worst['method']} N = {worst['n']}, "
           f"L = {worst['latency']:g} s: predicted {worst['predicted']:.3f}x, "
