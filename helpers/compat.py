@@ -93,10 +93,32 @@ def _cell(status: str, observed: str, notes: list[str]) -> str:
     return f"✗ [{len(notes)}]"
 
 
+def column_label(entry: Mapping, reference: Mapping | None = None) -> str:
+    """A release's column header: its name, plus the langchain-core it ran with, which the name
+    alone does not say; "newest" says when it resolved to exactly the pins.
+
+    Example:
+        ```python
+        column_label({"name": "langgraph 1.1.10", "versions": {"langchain-core": "1.8.3"}})
+        # 'langgraph 1.1.10 · core 1.8.3'
+        ```
+    """
+    versions = entry.get("versions", {})
+    label = entry["name"]
+    if reference is not None and entry is not reference and entry.get("name") == "newest" and all(
+            versions.get(p) == reference["versions"].get(p) for p in PACKAGES):
+        return "newest (= the pins)"
+    if versions.get("langchain-core") and "core" not in label:
+        label += f" · core {versions['langchain-core']}"
+    return label
+
+
 def markdown(data: Mapping) -> str:
     """The whole of docs/compatibility.md, from the record `scripts/compat.py` wrote."""
     entries = data["entries"]
     names = [entry["name"] for entry in entries]
+    reference = next(entry for entry in entries if entry.get("reference"))
+    headers = [column_label(entry, reference) for entry in entries]
     table = statuses(data)
     lines = [
         "# Which taught behaviours hold on which releases",
@@ -106,8 +128,14 @@ def markdown(data: Mapping) -> str:
         "`make compat`. Each row is one contract test (one behaviour a lesson teaches); each column one "
         "release, installed in a throwaway environment with the releases it pulls in.",
         "",
-        "✓ holds · ✗ differs (the note says what was observed) · n/a the release lacks the API the test "
-        "uses (or the test module cannot import there).",
+        "✓ holds · ✗ differs (the note says what was observed) · n/a the release lacks an API the test "
+        "uses (each test's imports are judged on their own: a name a release lacks makes only the tests "
+        "that use it n/a).",
+        "",
+        "Every column's langchain-core is the one its release resolved to (shown in each header): the 1.x "
+        "columns run today's langchain-core unless the header says otherwise, and one column keeps the "
+        "pins with the oldest langchain-core the pinned packages accept. A \"newest\" column that "
+        "resolved to exactly the pins says so.",
         "",
         "## The releases",
         "",
@@ -116,7 +144,7 @@ def markdown(data: Mapping) -> str:
     ]
     for entry in entries:
         versions = entry["versions"]
-        label = entry["name"] + (" (the course's pins)" if entry.get("reference") else "")
+        label = column_label(entry, reference) + (" (the course's pins)" if entry.get("reference") else "")
         lines.append(f"| {label} | " + " | ".join(versions.get(p) or "—" for p in PACKAGES) + " |")
     lines += [f"\n{entry['name']}: {entry['note']}" for entry in entries if entry.get("note")]
     lines += ["", "## What changes across the matrix", ""]
@@ -127,7 +155,7 @@ def markdown(data: Mapping) -> str:
             groups.setdefault(states, []).append(nodeid)
     symbol = {HOLDS: "✓", DIFFERS: "✗", ABSENT: "n/a"}
     if groups:
-        lines += ["| behaviours | lessons | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
+        lines += ["| behaviours | lessons | " + " | ".join(headers) + " |", "|---|---|" + "---|" * len(names)]
         for states, nodeids in sorted(groups.items(), key=lambda kv: -len(kv[1])):
             lessons = sorted({lesson_of(data, nodeid)[:2] for nodeid in nodeids})
             what = (f"{len(nodeids)} tests" if len(nodeids) > 3
@@ -149,7 +177,7 @@ def markdown(data: Mapping) -> str:
         notes: list[str] = []
         anchor_note = f"[notebooks/{lesson}.ipynb](../notebooks/{lesson}.ipynb)"
         lines += ["", f"## {lesson}", "", f"Taught in {anchor_note}.", "",
-                  "| behaviour (contract test) | " + " | ".join(names) + " | holds from | holds until |",
+                  "| behaviour (contract test) | " + " | ".join(headers) + " | holds from | holds until |",
                   "|---|" + "---|" * (len(names) + 2)]
         for nodeid in by_lesson[lesson]:
             row = table[nodeid]

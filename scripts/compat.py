@@ -50,9 +50,33 @@ MATRIX = [
              "later need a newer langgraph than their metadata says. This column pins prebuilt 1.0.8."},
     {"name": "langgraph 1.1.10", "pins": ["langgraph==1.1.10"]},
     {"name": "langgraph 1.2.24", "pins": ["-r", "requirements.txt"], "reference": True},
+    {"name": "langgraph 1.2.24, oldest langchain-core", "pins": ["-r", "requirements.txt"],
+     "then": "oldest-core", "support": False},
     {"name": "newest", "pins": ["langgraph", "langgraph-prebuilt", "langchain-core", "langchain"],
      "upgrade": True},
 ]
+# Every other 1.x column runs whatever langchain-core the resolver picks today (the newest 1.x); the
+# "oldest langchain-core" column keeps the pins and installs the lowest langchain-core that the pinned
+# langgraph, langgraph-prebuilt, langchain and adapters all declare they accept.
+CORE_USERS = ("langgraph", "langgraph-prebuilt", "langchain", "langchain-openai", "langchain-mcp-adapters")
+
+
+def oldest_core_allowed() -> str:
+    """The lowest langchain-core every pinned package that depends on it accepts (from their metadata)."""
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+    from packaging.version import Version
+
+    floors = []
+    for dist in CORE_USERS:
+        for text in metadata.requires(dist) or ():
+            req = Requirement(text)
+            if req.name == "langchain-core":
+                floors += [Version(spec.version) for spec in req.specifier if spec.operator in (">=", "==")]
+    if not floors:
+        raise SystemExit("No pinned package declares a langchain-core floor: is the project's .venv set up?")
+    return str(max(floors))
 INI = """[pytest]
 markers =
     lesson(name): the notebook that teaches the library behaviour this test pins
@@ -70,7 +94,7 @@ def _slug(name: str) -> str:
 
 
 def _fingerprint(entry: dict) -> str:
-    text = json.dumps([entry["pins"], SUPPORT, sys.version_info[:2]])
+    text = json.dumps([entry["pins"], entry.get("then"), SUPPORT, sys.version_info[:2]])
     if "requirements.txt" in entry["pins"]:
         text += (ROOT / "requirements.txt").read_text(encoding="utf-8")
     if entry.get("upgrade"):  # "newest" means newest today
@@ -89,7 +113,8 @@ def make_env(entry: dict) -> Path:
     shutil.rmtree(env, ignore_errors=True)
     uv = shutil.which("uv") or (str(Path(sys.executable).parent / "uv")
                                 if (Path(sys.executable).parent / "uv").exists() else None)
-    pins = list(entry["pins"]) + ([] if entry.get("reference") else SUPPORT)
+    support = not entry.get("reference") and entry.get("support", True)
+    pins = list(entry["pins"]) + (SUPPORT if support else [])
     if uv:
         steps = [[uv, "venv", "--quiet", "--python", sys.executable, str(env)],
                  [uv, "pip", "install", "--quiet", "--python", str(python), *pins]
@@ -98,6 +123,10 @@ def make_env(entry: dict) -> Path:
         steps = [[sys.executable, "-m", "venv", str(env)],
                  [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *pins]
                  + (["--upgrade"] if entry.get("upgrade") else [])]
+    if entry.get("then") == "oldest-core":
+        core = f"langchain-core=={oldest_core_allowed()}"
+        steps.append([uv, "pip", "install", "--quiet", "--python", str(python), core] if uv else
+                     [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", core])
     for step in steps:
         done = _run(step)
         if done.returncode:

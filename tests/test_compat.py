@@ -50,7 +50,9 @@ def test_a_test_whose_module_cannot_import_is_absent_there():
 
 def test_the_table_names_each_lesson_first_and_last_release_and_what_was_observed():
     text = markdown(DATA)
-    assert "| langgraph 1.2.24 (the course's pins) | 1.2.24 | 1.1.3 | 1.8.3 | 1.5.2 |" in text
+    assert "| langgraph 1.2.24 · core 1.8.3 (the course's pins) | 1.2.24 | 1.1.3 | 1.8.3 | 1.5.2 |" in text
+    header = "| behaviour (contract test) | langgraph 0.6.11 · core 0.3.86 | langgraph 1.2.24 · core 1.8.3 |"
+    assert header in text
     assert "langgraph 0.6.11: an old one" in text
     assert "## 03_builtin_toolnode" in text and "## 07_inside_toolnode" in text
     assert "| `test_default_handler` | ✗ [1] | ✓ | langgraph 1.2.24 | langgraph 1.2.24 |" in text
@@ -79,3 +81,45 @@ def test_the_doctor_names_the_lessons_that_differ_for_drifted_versions():
     assert "like langgraph 0.6.11 in docs/compatibility.md" in note and "03 (2), 07 (1)" in note
     pinned = {"langgraph": "1.2.24", "langgraph-prebuilt": "1.1.3", "langchain-core": "1.8.3"}
     assert compat_note(pinned, DATA) == ""
+
+
+def _plugin():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "scripts" / "compat_plugin.py"
+    spec = importlib.util.spec_from_file_location("compat_plugin", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_name_a_release_lacks_makes_only_the_tests_that_use_it_absent():
+    import pytest
+
+    plugin = _plugin()
+    contract = {"__file__": plugin._CONTRACTS + "test_x.py"}
+    partial = plugin._tolerant_import("json", contract, None, ("dumps", "no_such_name"), 0)
+    assert partial.dumps({"a": 1}) == '{"a": 1}'  # what exists still works
+    missing = partial.no_such_name  # importing the absent name does not fail ...
+    annotation = missing[int] | None  # ... nor writing it in an annotation
+    with pytest.raises(ImportError, match="cannot import name 'no_such_name' from 'json'"):
+        missing()  # ... using it does, in the test that uses it
+    with pytest.raises(ImportError):
+        annotation.anything()
+    with pytest.raises(ImportError, match="'no_such_module'"):
+        plugin._tolerant_import("no_such_module", contract, None, ("thing",), 0).thing()
+    with pytest.raises(ImportError):  # outside tests/contracts imports stay strict
+        plugin._tolerant_import("no_such_module", {"__file__": __file__}, None, ("thing",), 0)
+    with pytest.raises(ImportError):  # subclassing an absent class at module level fails the module
+        class Child(missing):  # noqa: F841
+            pass
+
+
+def test_a_newest_column_that_resolved_to_the_pins_says_so():
+    from helpers.compat import column_label
+
+    newest = entry("newest", ("1.2.24", "1.1.3", "1.8.3", "1.5.2"), {})
+    assert column_label(newest, PINNED) == "newest (= the pins)"
+    moved = entry("newest", ("1.2.25", "1.1.3", "1.8.4", "1.5.2"), {})
+    assert column_label(moved, PINNED) == "newest · core 1.8.4"
