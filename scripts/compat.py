@@ -35,9 +35,10 @@ from helpers.compat import DATA, PACKAGES, markdown  # noqa: E402
 
 ENVS = ROOT / ".compat" / "envs"
 # What the contract tests import besides the matrix's own packages (no version: the resolver picks
-# what fits each release). nbformat: tests/conftest.py imports helpers.nbtools.
+# what fits each release). nbformat: tests/conftest.py imports helpers.nbtools; IPython and ipykernel:
+# the contract tests of lessons 01 and 10 that pin what a kernel does.
 SUPPORT = ["pytest", "nbformat", "psutil", "matplotlib", "langchain-openai", "mcp<2",
-           "langchain-mcp-adapters", "langchain", "pyyaml"]
+           "langchain-mcp-adapters", "langchain", "pyyaml", "ipython", "ipykernel"]
 MATRIX = [
     {"name": "langgraph 0.6.11", "pins": ["langgraph==0.6.11"]},
     {"name": "langgraph 1.0.0, prebuilt 1.0.0", "pins": ["langgraph==1.0.0", "langgraph-prebuilt==1.0.0"]},
