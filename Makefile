@@ -159,6 +159,7 @@ restore-lab: ## restore a backed-up lab: make restore-lab N=01 [FROM=backup]
 WHEELHOUSE ?= wheelhouse
 .PHONY: offline-bundle offline-install
 offline-bundle: setup ## gather every wheel into wheelhouse/ (PLATFORMS=linux-x86_64,macos-arm64 PYTHONS=3.12; default all)
+	@$(PY) -c "import pip" 2>/dev/null || $(call PIP_INSTALL,pip)
 	$(PY) scripts/offline_bundle.py --platforms "$(PLATFORMS)" --pythons "$(PYTHONS)" --dest "$(WHEELHOUSE)"
 
 offline-install: ## make setup from wheelhouse/ with no network (after make offline-bundle)

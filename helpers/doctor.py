@@ -407,19 +407,22 @@ def mask_sample(text: str) -> str:
     return re.sub(r"all \d+ match", "all N match", text)
 
 
+def _sample_parts(path: Path) -> tuple[str, str, str]:
+    """preflight.md split around the sample: (text up to the block's body, the body, the rest)."""
+    text = path.read_text(encoding="utf-8")
+    start = text.index("```text\n", text.index(SAMPLE_START)) + len("```text\n")
+    end = text.index("```", start)
+    return text[:start], text[start:end], text[end:]
+
+
 def committed_sample(path: Path = SAMPLE) -> str:
     """The ```text block under SAMPLE_START in preflight.md."""
-    text = path.read_text(encoding="utf-8")
-    block = text.split(SAMPLE_START, 1)[1].split("```text\n", 1)[1]
-    return block.split("\n```", 1)[0]
+    return _sample_parts(path)[1].rstrip("\n")
 
 
 def update_sample(path: Path = SAMPLE) -> None:
-    text = path.read_text(encoding="utf-8")
-    head, rest = text.split(SAMPLE_START, 1)
-    before, block = rest.split("```text\n", 1)
-    after = block.split("\n```", 1)[1]
-    path.write_text(f"{head}{SAMPLE_START}{before}```text\n{sample_report()}\n```{after}", encoding="utf-8")
+    head, _, tail = _sample_parts(path)
+    path.write_text(f"{head}{sample_report()}\n{tail}", encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -456,7 +456,7 @@ def venv_rebuild_reason(venv: Path = VENV, asked: bool = False, mine=None, facts
     python = venv_python(venv)
     if not venv.exists():
         return None
-    if not python.exists():
+    if not python.exists() and not python.is_symlink():  # a dangling link: its Python was removed
         return f"{_shown(venv)} has no {_shown(python)}"
     facts = interpreter_facts(python) if facts is None else facts
     if facts is None:
