@@ -492,7 +492,20 @@ def _run(command: list, quiet: bool = True, env=None) -> subprocess.CompletedPro
     return done
 
 
-def find_uv(venv: Path, version: str, wheelhouse: Path | None, say) -> Path | None:
+def _keep_uv(venv: Path, version: str) -> Path | None:
+    """Before a venv is removed: a copy of its uv `version` (a standalone binary), so that a rebuild
+    with no network still installs with uv from its cache."""
+    uv = venv_python(venv).parent / ("uv.exe" if os.name == "nt" else "uv")
+    if uv_command_version(uv) != version:
+        return None
+    import tempfile
+
+    kept = Path(tempfile.mkdtemp(prefix="toolnode-lab-uv-")) / uv.name
+    shutil.copy2(uv, kept)
+    return kept
+
+
+def find_uv(venv: Path, version: str, wheelhouse: Path | None, say, kept: Path | None = None) -> Path | None:
     """uv `version`: on PATH, already in the venv, or fetched into the venv with pip; None if it can't be had.
 
     pip fetches it from the package index (or the wheelhouse) as `uv==version`: this interpreter's
@@ -500,7 +513,8 @@ def find_uv(venv: Path, version: str, wheelhouse: Path | None, say) -> Path | No
     `ensurepip` (bundled with Python, no network) and installs it itself.
     """
     venv_uv = venv_python(venv).parent / ("uv.exe" if os.name == "nt" else "uv")
-    for where, candidate in (("PATH", shutil.which("uv")), (_shown(venv), venv_uv)):
+    for where, candidate in (("PATH", shutil.which("uv")), (_shown(venv), venv_uv),
+                             ("the venv it replaces", kept)):
         if candidate and uv_command_version(candidate) == version:
             say(f"uv {version} from {where}")
             return Path(candidate)
@@ -572,8 +586,10 @@ def setup(venv: Path = VENV, asked: bool = False, wheelhouse: Path | None = None
     stamp = venv / STAMP_NAME
     me = f"{_shown(Path(sys.executable))} (Python {_label(sys.version_info[:3])})"
     reason = venv_rebuild_reason(venv, asked)
+    kept_uv = None
     if reason:
         say(f"{reason}: making it again with {me}")
+        kept_uv = _keep_uv(venv, uv_version)
         shutil.rmtree(venv)
     elif not python.exists():
         say(f"no {_shown(venv)} yet; creating it with {me}")
@@ -592,7 +608,7 @@ def setup(venv: Path = VENV, asked: bool = False, wheelhouse: Path | None = None
             say(f"could not create {_shown(venv)} with {me}. On Debian/Ubuntu install python3-venv "
                 f"(e.g. `apt install python{_label(sys.version_info[:2])}-venv`), then `make setup` again.")
             return 1
-    uv = find_uv(venv, uv_version, wheelhouse, say) if use_uv else None
+    uv = find_uv(venv, uv_version, wheelhouse, say, kept_uv) if use_uv else None
     if uv is not None:
         installed = _install_with_uv(uv, venv, lock, wheelhouse, say, uv_version)
     else:
@@ -627,7 +643,7 @@ def drift_note(wrong: list[str], venv: Path | None = None) -> str:
     shown = ", ".join(wrong[:3]) + (f" and {len(wrong) - 3} more" if len(wrong) > 3 else "")
     where = _shown(venv or Path(sys.prefix))
     return (f"note: {where} differs from the tested set: {shown}; this runs anyway. Fix: "
-            f"`make setup` ({offline_hint()})")
+            f"{setup_fix()} ({offline_hint()})")
 
 
 def main(argv: list[str] | None = None) -> int:
