@@ -519,7 +519,7 @@ def find_uv(venv: Path, version: str, wheelhouse: Path | None, say, kept: Path |
             say(f"uv {version} from {where}")
             return Path(candidate)
     index = (["--no-index", "--find-links", str(wheelhouse)] if wheelhouse else [])
-    pip = ["install", "--quiet", "--disable-pip-version-check", *index, f"uv=={version}"]
+    pip = ["install", "--quiet", "--disable-pip-version-check", "--no-deps", *index, f"uv=={version}"]
     python = venv_python(venv)
     attempts = [[sys.executable, "-m", "pip", "--python", python, *pip]]
     if subprocess.run([python, "-c", "import pip"], capture_output=True).returncode:
