@@ -222,3 +222,17 @@ def test_no_file_sends_the_reader_to_a_file_outside_the_repository(name):
             continue
         target = (ROOT / name).parent.joinpath(link).resolve()
         assert target.exists(), f"{name} links to {link}, which is not in the repository"
+
+
+def test_a_failed_make_doctor_ends_with_its_status_and_no_make_error_line(tmp_path):
+    import shutil
+    import subprocess
+
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    missing = tmp_path / "no-venv"
+    done = subprocess.run(["make", "--no-print-directory", "doctor", f"VENV={missing}"], cwd=ROOT,
+                          capture_output=True, text=True)
+    assert done.returncode == 1
+    assert done.stdout.strip() == f"doctor: there is no {missing} here yet. Run: make setup"
+    assert "***" not in done.stdout + done.stderr
