@@ -13,34 +13,35 @@ ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 help: ## list the commands
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
-# `make setup` compares the venv with the lock every time (a fraction of a second: installed versions
-# against the pins whose marker applies here, the package's folder, JupyterLab's offline settings) and
-# reinstalls when anything differs or requirements.txt / pyproject.toml changed. The stamp only records
-# that the last install finished and passed `pip check`.
+# `make setup` (helpers/platforms.py, `setup`) compares the venv with the lock every time (a fraction
+# of a second: its Python, installed versions against the pins whose marker applies here, the
+# package's folder, JupyterLab's offline settings) and installs only when something differs or
+# requirements.txt / pyproject.toml changed. It installs with uv $(UV_VERSION) (`uv pip sync`: exactly
+# the lock, this checkout's package and uv; anything else is removed), taken from PATH or fetched into
+# the venv with pip; with pip (`--no-deps`) when uv cannot be had. A venv made by a Python outside
+# $(SUPPORTED), or by another interpreter than PYTHON= names, is made again. The stamp records that the
+# last install finished and passed its checks (`uv pip check` or `pip check`, then venv-matches-lock).
 SUPPORTED := 3.11, 3.12 or 3.13
+UV_VERSION := 0.13.9
+ASKED := $(if $(filter command line environment,$(origin PYTHON)),--asked)
+FOUND_PYTHON = $(firstword $(foreach v,3.11 3.12 3.13,$(if $(shell command -v python$(v)),python$(v))))
+SETUP = $(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] >= (3, 11) else "setup: toolnode-lab needs Python $(SUPPORTED); $(PYTHON) is " + sys.version.split()[0] + ". Run: $(if $(FOUND_PYTHON),make setup PYTHON=$(FOUND_PYTHON),install one of those then make setup PYTHON=python3.11)")' \
+	&& $(PYTHON) -m helpers.platforms setup $(VENV) $(ASKED) --uv-version $(UV_VERSION) $(SETUP_ARGS)
+
 $(STAMP): requirements.txt pyproject.toml
-	@$(PYTHON) -c 'import sys; v = sys.version_info[:2]; sys.exit(0 if v >= (3, 11) else "setup: toolnode-lab needs Python $(SUPPORTED); $(PYTHON) is " + sys.version.split()[0] + ". Install one of those and run: make setup PYTHON=python3.11")' \
-	  || exit 1
-	@$(PYTHON) -c 'import sys; v = sys.version_info[:2]; v <= (3, 13) or print("setup: note: Python %d.%d is outside the tested range $(SUPPORTED); if the install fails, use one of those: make clean setup PYTHON=python3.13" % v)'
-	@test -x $(PY) || $(PYTHON) -m venv $(VENV) || { echo "setup: could not create $(VENV) with $(PYTHON). On Debian/Ubuntu install python3-venv (e.g. apt install python3.11-venv), then run make setup again."; exit 1; }
-	@echo "setup: pip install -r requirements.txt -e . --no-deps  (into $(VENV))"
-	@$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt -e . --no-deps \
-	  || { echo "setup: installing the tested set failed (pip's message is above). Check that the package index is reachable (network, proxy), then run make setup again; if pip found no file for this machine, see the README's supported platforms and Pythons."; exit 1; }
-	@$(PY) -m pip check --disable-pip-version-check >/dev/null || { $(PY) -m pip check; \
-	  echo "setup: the installed packages do not fit together (above). Run: make clean setup"; exit 1; }
-	@$(PY) -m helpers.platforms jupyterlab-settings >/dev/null
-	@$(PY) -m helpers.platforms venv-matches-lock || { echo "setup: the install did not give the tested set. Run: make clean setup"; exit 1; }
-	@touch $(STAMP)
-	@echo "setup: $(VENV) holds the tested set (requirements.txt) and this checkout's helpers package"
+	@$(SETUP)
 
 setup: ## create .venv, or repair it, so that it holds exactly the tested set and the helpers package
-	@if ! test -x $(PY); then echo "setup: no $(VENV) yet; creating it"; \
-	elif ! test -f $(STAMP); then echo "setup: $(VENV) has no finished install; installing"; \
-	elif test requirements.txt -nt $(STAMP) -o pyproject.toml -nt $(STAMP); then \
-	  echo "setup: requirements.txt or pyproject.toml changed since the last install; installing"; \
-	elif $(PY) -m helpers.platforms venv-matches-lock; then exit 0; \
-	else echo "setup: installing the tested set again"; fi; \
-	rm -f $(STAMP); $(MAKE) --no-print-directory $(STAMP)
+	@$(SETUP)
+
+# Commands a learner needs offline (the doctor, labs, resets) never install first: on a venv that
+# differs from the lock they say so in one line, with the fix, and do their job.
+NO_VENV = { echo "$@: there is no $(VENV) here yet. Run: make setup"; exit 1; }
+# Extra packages for one target (playwright, uv for `make lock`): with the venv's uv, else its pip.
+# `make setup` removes them again when it next reinstalls (they are not in the lock).
+PIP_INSTALL = if test -x $(VENV)/bin/uv; then $(VENV)/bin/uv pip install --quiet --python $(PY) $(1); \
+	else $(PY) -m pip install --quiet --disable-pip-version-check $(1); fi
+DRIFT = test -x $(PY) || $(NO_VENV); $(PY) -m helpers.platforms venv-matches-lock --note || true
 
 lab: setup ## set up, then open the course in JupyterLab at lesson 00
 	$(VENV)/bin/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir="$(CURDIR)" $(ROOT_FLAG) \
@@ -51,9 +52,21 @@ lab: setup ## set up, then open the course in JupyterLab at lesson 00
 test: setup ## set up, then run the whole suite (unit, contract, strict nbval on every notebook)
 	$(PY) -m pytest -n 2 --dist loadfile
 
+# `make doctor` alone runs the doctor while make reads this file, so that a failed check ends make
+# with the doctor's status and its report, without make's own "*** Error" line (a failed recipe
+# always adds one). With other goals (`make setup doctor`) it runs as an ordinary recipe.
+ifeq ($(MAKECMDGOALS),doctor)
+DOCTOR_OUT := $(shell mktemp)
+DOCTOR_STATUS := $(shell { test -x $(PY) || { echo "doctor: there is no $(VENV) here yet. Run: make setup"; exit 1; }; \
+  $(PY) -m helpers.doctor; } > $(DOCTOR_OUT) 2>&1; echo $$?)
+$(info $(file < $(DOCTOR_OUT)))
+$(shell rm -f $(DOCTOR_OUT))
+ifneq ($(DOCTOR_STATUS),0)
+MAKEFLAGS += -q
+endif
+endif
 doctor: ## pre-flight check for a learner's or workshop laptop: reports, changes nothing
-	@test -x $(PY) || { echo "doctor: there is no $(VENV) here yet. Run make setup (or make lab) first, then make doctor."; exit 1; }
-	$(PY) -m helpers.doctor
+	@$(if $(DOCTOR_STATUS),:,test -x $(PY) || $(NO_VENV); $(PY) -m helpers.doctor)
 
 notebooks: setup ## re-execute every notebook from a fresh kernel and normalise it
 	$(PY) -m helpers.nbtools run
@@ -66,7 +79,7 @@ bench: setup ## every way of running tools vs the limit, per-call overhead, phas
 	$(PY) scripts/bench_toolnode.py
 
 compat: setup ## contract tests vs a matrix of LangGraph releases -> docs/compatibility.md (~5 min first run)
-	$(PY) -m pip install --quiet --disable-pip-version-check uv
+	@test -x $(VENV)/bin/uv || $(call PIP_INSTALL,uv==$(UV_VERSION))
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) scripts/compat.py
 
 # The handout needs a browser to print and test it, poppler to check the PDF, a CJK font for the
@@ -75,7 +88,7 @@ compat: setup ## contract tests vs a matrix of LangGraph releases -> docs/compat
 PLAYWRIGHT := playwright==1.65.2
 
 handout-deps: setup
-	@$(PY) -m pip install --quiet --disable-pip-version-check $(PLAYWRIGHT)
+	@$(call PIP_INSTALL,$(PLAYWRIGHT))
 	@missing=""; \
 	command -v chromium >/dev/null || missing="$$missing chromium"; \
 	command -v pdftotext >/dev/null || missing="$$missing poppler-utils"; \
@@ -98,9 +111,8 @@ lint: setup ## ruff over the package, tests and scripts
 # One universal lock: every platform (Linux, macOS, Windows) and Python 3.11-3.13, each pin with the
 # marker that says where it applies, one version per package, existing pins kept unless the input moves
 # them. Then every pinned file is checked to exist for each platform and Python (scripts/check_lock.py).
-UV_VERSION := 0.13.9
 lock: setup ## re-resolve requirements.txt for every platform, then check every file exists (needs the index)
-	$(PY) -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
+	@test -x $(VENV)/bin/uv || $(call PIP_INSTALL,uv==$(UV_VERSION))
 	$(VENV)/bin/uv pip compile scripts/requirements.in --universal --python-version 3.11 --fork-strategy fewest \
 	  --no-header --no-annotate --no-emit-package toolnode-lab -q -o requirements.txt
 	{ echo "# The exact tested set for Linux, macOS and Windows, Python 3.11-3.13 (markers say where a pin applies)."; \
@@ -114,33 +126,46 @@ clean: ## remove the venv and caches (notebooks keep their outputs)
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +
 
 # -- labs (labs/README.md): starters are generated from labs/solutions/ ------------------------------
-DIR ?= labs
-N   ?=
-.PHONY: labs labs-build reset-lab reset-labs
+# `labs`, `reset-lab(s)` and `restore-lab` work offline: they report drift (DRIFT) instead of reinstalling.
+DIR  ?= labs
+N    ?=
+FROM ?=
+.PHONY: labs labs-build reset-lab reset-labs restore-lab
 
-labs: setup ## run your labs headless, one line per exercise (a collected folder: make labs DIR=...)
+labs: ## run your labs headless, one line per exercise (a collected folder: make labs DIR=...)
+	@$(DRIFT)
 	$(PY) -m helpers.labs report "$(DIR)"
 
 labs-build: setup ## regenerate the lab starters labs/NN_*.ipynb from labs/solutions/
 	$(PY) -m helpers.labs build
 
-reset-lab: setup ## restore one lab's starter, backing yours up: make reset-lab N=01
+reset-lab: ## restore one lab's starter, backing yours up: make reset-lab N=01
 	@test -n "$(N)" || { echo "Name the lab: make reset-lab N=01 (labs: 01 02 03 05 06 08)"; exit 2; }
+	@$(DRIFT)
 	$(PY) -m helpers.labs reset $(N)
 
-reset-labs: setup ## restore every lab's starter (yours are backed up in labs/.backups/)
+reset-labs: ## restore every lab's starter (yours are backed up in labs/.backups/)
+	@$(DRIFT)
 	$(PY) -m helpers.labs reset all
 
-# Offline install for a venue with bad Wi-Fi (docs/workshop/README.md): gather the wheels once where the
-# network is good, copy the folder to every laptop, install from it with pip's network off.
+restore-lab: ## restore a backed-up lab: make restore-lab N=01 [FROM=backup]
+	@test -n "$(N)" || { echo "Name the lab: make restore-lab N=01 [FROM=backup] (backups: labs/.backups/)"; exit 2; }
+	@$(DRIFT)
+	$(PY) -m helpers.labs restore $(N) $(FROM)
+
+# Offline install for a venue with bad Wi-Fi (docs/workshop/README.md): gather the wheels (uv's too) once
+# where the network is good, copy the folder to every laptop, install from it with the network off
+# (uv: --offline --no-index --find-links; pip, if uv cannot be had: --no-index --find-links).
 WHEELHOUSE ?= wheelhouse
 .PHONY: offline-bundle offline-install
 offline-bundle: setup ## gather every wheel into wheelhouse/ (PLATFORMS=linux-x86_64,macos-arm64 PYTHONS=3.12; default all)
+	@$(PY) -c "import pip" 2>/dev/null || $(call PIP_INSTALL,pip)
 	$(PY) scripts/offline_bundle.py --platforms "$(PLATFORMS)" --pythons "$(PYTHONS)" --dest "$(WHEELHOUSE)"
 
 offline-install: ## make setup from wheelhouse/ with no network (after make offline-bundle)
-	@test -f "$(WHEELHOUSE)/CONTENTS.txt" || { echo "offline-install: no $(WHEELHOUSE)/ here. On a machine with a good network run make offline-bundle, then copy $(WHEELHOUSE)/ into this checkout."; exit 1; }
-	PIP_NO_INDEX=1 PIP_FIND_LINKS="$(abspath $(WHEELHOUSE))" $(MAKE) --no-print-directory setup
+	@test -f "$(WHEELHOUSE)/CONTENTS.txt" || { echo "offline-install: no $(WHEELHOUSE)/ here. On a machine with a network run make offline-bundle, then copy $(WHEELHOUSE)/ into this checkout and run make offline-install."; exit 1; }
+	@PIP_NO_INDEX=1 PIP_FIND_LINKS="$(abspath $(WHEELHOUSE))" UV_OFFLINE=1 \
+	  $(MAKE) --no-print-directory setup SETUP_ARGS='--wheelhouse "$(abspath $(WHEELHOUSE))"'
 
 .PHONY: soak
 soak: setup ## timing tests (50 rounds) and timing notebooks under 2 CPU hogs and 0.3 s stalls; counts failures
@@ -151,4 +176,5 @@ rerun: setup ## no cell may break a cell above it: run, then re-run the first ha
 	$(PY) -m helpers.nbtools rerun $(NB)
 
 reset-lessons: ## back up the lessons you ran and saved (saved-lessons/), restore the committed ones
+	@$(DRIFT)
 	$(PY) -m helpers.nbtools reset

@@ -1,46 +1,67 @@
 """Pre-flight check: is this machine (or this kernel) ready to run the course, offline?
 
-    python -m helpers.doctor        # or: make doctor
+    make doctor                          # or, from a fresh shell: .venv/bin/python -m helpers.doctor
+    .venv/bin/python -m helpers.doctor --sample          # the report as docs/workshop/preflight.md shows it
+    .venv/bin/python -m helpers.doctor --update-sample   # write it there
 
 Run it before a workshop on every laptop, and at the top of lesson 00. Each check says what is
-wrong and the command that fixes it. Exit status 0 means ready.
+wrong and the command that fixes it, as it runs from a fresh shell on this machine; a fix shared by
+several failing lines is printed once. Exit status 0 means ready.
 
 It only looks: it installs and changes nothing, so it reports the environment as it found it
 (run it before `make setup` to see what setup would fix). It needs only the standard library to
-start, so a broken environment gets a report, not a traceback. With the real-model switch on
-(`TOOLNODE_LAB_MODEL=openai`) it makes one cheap real request, and "ready" means the model answered.
+start, so a broken environment gets a report, not a traceback. It runs two tiny graphs offline: the
+llm → tools → llm loop the lessons use, and the approval pattern lesson 11 teaches (an interceptor
+that calls `interrupt()` under `handle_tool_errors=True` must pause the run). With the real-model
+switch on (`TOOLNODE_LAB_MODEL=openai`) it makes one cheap real request, and "ready" means the model
+answered.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
 import helpers
-from helpers.platforms import pins_for, platform_checks
+from helpers.platforms import (
+    VENV,
+    Check,
+    _shown,
+    offline_hint,
+    pins_for,
+    platform_checks,
+    python_command,
+    setup_fix,
+)
 
 ROOT = Path(helpers.__file__).resolve().parent.parent
 MIN_PYTHON = (3, 11)
 MODEL_ENV = "TOOLNODE_LAB_MODEL"  # as helpers.models, which needs langchain-core to import
 TRACING_VARS = ("LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2", "LANGCHAIN_TRACING")  # as helpers.nbtools
+SAMPLE = ROOT / "docs" / "workshop" / "preflight.md"
+
+__all__ = ["Check", "Report", "run_checks"]
 
 
-@dataclass
-class Check:
-    """One line of the report: `ok` is True (pass), False (fail) or None (a note, not a failure)."""
+def in_project_venv() -> bool:
+    return Path(sys.prefix).resolve() == VENV.resolve()
 
-    name: str
-    ok: bool | None
-    detail: str
-    fix: str = ""
 
-    def __str__(self) -> str:
-        mark = {True: "ok  ", False: "FAIL", None: "note"}[self.ok]
-        text = f"[{mark}] {self.name}: {self.detail}"
-        return text + (f"\n       fix: {self.fix}" if self.fix and self.ok is not True else "")
+def env_fix() -> str:
+    """The one command that installs the tested set into the environment the doctor runs in."""
+    if in_project_venv() or sys.version_info[:2] < MIN_PYTHON:
+        return setup_fix()
+    return f"`{python_command()} -m pip install -r requirements.txt -e .` (this environment)"
+
+
+def doctor_command() -> str:
+    if in_project_venv() and os.name != "nt":
+        return "`make doctor`"
+    return f"`{python_command()} -m helpers.doctor`"
 
 
 @dataclass
@@ -63,15 +84,25 @@ class Report:
         return [check for check in self.checks if check.ok is False]
 
     def __str__(self) -> str:
+        lines, shown = [], set()
+        for check in self.checks:
+            if check.ok is not True and check.fix and check.fix in shown:  # one fix, printed once
+                lines.append(str(Check(check.name, check.ok, check.detail + " (fix above)")))
+                continue
+            if check.ok is not True and check.fix:
+                shown.add(check.fix)
+            lines.append(str(check))
+        fixes = list(dict.fromkeys(check.fix for check in self.failures if check.fix))
         if not self.ok:
-            verdict = (f"NOT ready: {len(self.failures)} check(s) failed; apply the fixes above and "
-                       "run it again")
+            how = (f"fix: {fixes[0]}" if len(fixes) == 1 else "apply the fixes above")
+            verdict = (f"NOT ready: {len(self.failures)} check(s) failed; {how}, then run "
+                       f"{doctor_command()} again")
         elif self.real_model:
             verdict = (f"ready: the course runs here with a REAL model ({self.real_model}); its answers "
                        "differ from the committed outputs")
         else:
             verdict = "ready: the course runs offline here"
-        return "\n".join([*map(str, self.checks), verdict])
+        return "\n".join([*lines, verdict])
 
 
 def read_pins(requirements: Path) -> dict[str, str]:
@@ -82,25 +113,14 @@ def read_pins(requirements: Path) -> dict[str, str]:
 def check_python() -> Check:
     version = ".".join(map(str, sys.version_info[:3]))
     ok = sys.version_info[:2] >= MIN_PYTHON
-    return Check("python", ok, f"{version} (need >= {'.'.join(map(str, MIN_PYTHON))})",
-                 "install Python 3.11+, then `make setup PYTHON=python3.11`")
-
-
-def _shown(path: Path) -> str:
-    """A path as the doctor prints it: under the home folder as `~/...` (no user name)."""
-    home = Path.home()
-    try:
-        return "~/" + str(path.relative_to(home)) if path != home else "~"
-    except ValueError:
-        return str(path)
+    return Check("python", ok, f"{version} (need >= {'.'.join(map(str, MIN_PYTHON))})", setup_fix(False))
 
 
 def check_checkout() -> Check:
     where = Path(helpers.__file__).resolve().parent
     ok = (ROOT / "pyproject.toml").exists() and (ROOT / "notebooks").is_dir()
     detail = "imported from this checkout's helpers/" if ok else f"imported from {_shown(where)}"
-    return Check("helpers package", ok, detail,
-                 "install this checkout's package: `make setup` (or `pip install -e .` in the repo)")
+    return Check("helpers package", ok, detail, env_fix())
 
 
 def check_pins(requirements: Path | None = None) -> Check:
@@ -111,7 +131,7 @@ def check_pins(requirements: Path | None = None) -> Check:
         pins = read_pins(requirements)
     except ImportError:  # `packaging` reads the lock's markers; a broken environment may lack it
         return Check("pinned versions", False, "packaging missing (needed to read the lock's markers)",
-                     "`make setup` (or `pip install -r requirements.txt -e .` in this environment)")
+                     env_fix())
     wrong = []
     for name, wanted in pins.items():
         try:
@@ -123,8 +143,8 @@ def check_pins(requirements: Path | None = None) -> Check:
     if wrong:
         shown = ", ".join(wrong[:6]) + (f" and {len(wrong) - 6} more" if len(wrong) > 6 else "")
         shown += compat_note()
-        return Check("pinned versions", False, shown,
-                     "`make setup` (or `pip install -r requirements.txt -e .` in this environment)")
+        return Check("pinned versions", False, shown, f"{env_fix()}; {offline_hint()}"
+                     if in_project_venv() else env_fix())
     return Check("pinned versions", True, f"all {len(pins)} match requirements.txt")
 
 
@@ -148,19 +168,18 @@ def check_environment() -> Check:
     prefix = Path(sys.prefix).resolve()
     if prefix == venv.resolve():
         return Check("environment", True, "this is the project's .venv")
-    return Check("environment", None, f"running from {_shown(prefix)}, not the project's .venv",
-                 "fine for conda or your own venv if the pinned versions match; "
-                 "otherwise `make lab` uses .venv")
+    return Check("environment", None, f"running from {_shown(prefix)}, not the project's .venv: fine "
+                 "for conda or your own venv when the pinned versions match (`make lab` uses .venv)")
 
 
 def check_jupyterlab() -> Check:
     try:
         version = metadata.version("jupyterlab")
     except metadata.PackageNotFoundError:
-        return Check("jupyterlab", False, "not installed", "`make setup`")
+        return Check("jupyterlab", False, "not installed", env_fix())
     major, minor = (int(part) for part in version.split(".")[:2])
     ok = (major, minor) >= (4, 1)
-    return Check("jupyterlab", ok, f"{version} (4.1+ draws the graphs offline)", "`make setup`")
+    return Check("jupyterlab", ok, f"{version} (4.1+ draws the graphs offline)", env_fix())
 
 
 def check_model(env=None, *, timeout: float = 5.0) -> Check:
@@ -175,7 +194,7 @@ def check_model(env=None, *, timeout: float = 5.0) -> Check:
             real_model_requested,
         )
     except ImportError as error:
-        return Check("model", False, f"helpers.models does not import ({error})", "`make setup`")
+        return Check("model", False, f"helpers.models does not import ({error})", env_fix())
     try:
         real = real_model_requested(env)
     except RealModelConfigError as error:
@@ -260,10 +279,90 @@ def check_offline_loop() -> Check:
         with tracing_context(enabled=False):  # a diagnostic must not reach out, whatever the env says
             answer = graph.invoke({"messages": [("user", "Weather in Paris?")]})["messages"][-1].content
     except Exception as error:  # report, don't crash: this is a diagnostic
-        return Check("offline graph", False, f"{type(error).__name__}: {error}",
-                     "`make setup`, then run the doctor again; if it persists, file an issue with this line")
+        return Check("offline graph", False, f"{type(error).__name__}: {error}", env_fix())
     ok = answer == "Paris: sunny, 25 °C"
-    return Check("offline graph", ok, f"llm → tools → llm answered {answer!r}", "`make setup`")
+    return Check("offline graph", ok, f"llm → tools → llm answered {answer!r}", env_fix())
+
+
+ISSUES = ("langgraph#8217, #8394: https://github.com/langchain-ai/langgraph/issues/8217, "
+          "https://github.com/langchain-ai/langgraph/issues/8394")
+"""Where the bypass is reported: the interceptor path's `except Exception` caught the GraphInterrupt."""
+
+
+def _approve_with_interrupt(request, execute):
+    """The approval interceptor lesson 11 teaches: ask a human before the tool runs."""
+    from langgraph.types import interrupt
+
+    answer = interrupt({"approve": request.tool_call["name"], "args": request.tool_call["args"]})
+    return execute(request) if answer == "yes" else None
+
+
+def run_approval_probe(wrap_tool_call=None):
+    """One ToolNode call under an approval interceptor, `handle_tool_errors=True`, a checkpointer.
+
+    Returns what `invoke` returned. `wrap_tool_call` defaults to `_approve_with_interrupt`.
+    """
+    from langchain_core.messages import AIMessage
+    from langchain_core.tools import tool
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import END, START, MessagesState, StateGraph
+    from langgraph.prebuilt import ToolNode
+    from langsmith import tracing_context
+
+    @tool
+    def delete_records(table: str) -> str:
+        """Delete every record of a table (the probe's stand-in for a tool that needs approval)."""
+        return f"deleted every record of {table}"
+
+    node = ToolNode([delete_records], wrap_tool_call=wrap_tool_call or _approve_with_interrupt,
+                    handle_tool_errors=True)
+    builder = StateGraph(MessagesState)
+    builder.add_node("tools", node)
+    builder.add_edge(START, "tools")
+    builder.add_edge("tools", END)
+    graph = builder.compile(checkpointer=InMemorySaver())
+    call = {"name": "delete_records", "args": {"table": "users"}, "id": "probe-1", "type": "tool_call"}
+    with tracing_context(enabled=False):
+        return graph.invoke({"messages": [AIMessage("", tool_calls=[call])]},
+                            {"configurable": {"thread_id": "doctor-approval-probe"}})
+
+
+def classify_approval(result, prebuilt: str | None = None) -> Check:
+    """The doctor's `approval` line from what the probe's `invoke` returned.
+
+    ok when the run paused (`__interrupt__` in the result); FAIL when a ToolMessage came back
+    instead (the interrupt became an error message, or the tool ran unapproved).
+    """
+    if prebuilt is None:
+        try:
+            prebuilt = metadata.version("langgraph-prebuilt")
+        except metadata.PackageNotFoundError:
+            prebuilt = "?"
+    if result.get("__interrupt__"):
+        return Check("approval", True, "an interrupt() in a wrap_tool_call interceptor pauses the run under "
+                     f"handle_tool_errors=True (langgraph-prebuilt {prebuilt})")
+    last = (result.get("messages") or [None])[-1]
+    if getattr(last, "type", "") == "tool":
+        what = ("becomes an error ToolMessage" if getattr(last, "status", "") == "error"
+                else "is skipped and the tool runs")
+        return Check("approval", False, f"on langgraph-prebuilt {prebuilt} an interrupt() inside an "
+                     f"interceptor under handle_tool_errors=True {what}: approvals are bypassed — "
+                     f"{ISSUES}",
+                     f"install the tested set: {env_fix()}")
+    return Check("approval", False, f"the probe neither paused nor answered the call: {result!r:.200}",
+                 f"install the tested set: {env_fix()}")
+
+
+def check_approval() -> Check:
+    """Run the approval probe live and classify what came back."""
+    try:
+        result = run_approval_probe()
+    except TypeError as error:  # a release whose ToolNode has no interceptors: nothing to bypass
+        return Check("approval", None, f"not checked: this ToolNode takes no wrap_tool_call ({error})",
+                     f"install the tested set: {env_fix()}")
+    except Exception as error:  # report, don't crash: this is a diagnostic
+        return Check("approval", False, f"{type(error).__name__}: {error}", env_fix())
+    return classify_approval(result)
 
 
 def run_checks(env=None) -> Report:
@@ -283,13 +382,58 @@ def run_checks(env=None) -> Report:
         check_proxy(env),
         check_tracing(env),
         check_offline_loop(),
+        check_approval(),
     ])
     if model.ok and "REAL model" in model.detail:
         report.real_model = model.detail.split(": ", 1)[1].split(";", 1)[0]
     return report
 
 
-def main() -> int:
+# The sample report in docs/workshop/preflight.md is this doctor's output (`--update-sample`), and
+# tests/test_doctor.py checks it still is, with what varies by machine masked (`mask_sample`).
+
+SAMPLE_START = "<!-- sample: .venv/bin/python -m helpers.doctor --update-sample -->"
+
+
+def sample_report() -> str:
+    """The report with no proxy, model or tracing variable set (what an attendee's laptop should print)."""
+    return str(run_checks(env={}))
+
+
+def mask_sample(text: str) -> str:
+    """Blank what differs between healthy machines: Python's version, the platform, the pin count."""
+    text = re.sub(r"\b3\.1[1-3]\.\d+\b", "3.1x.y", text)
+    text = re.sub(r"platform: [^,]+, Python", "platform: <platform>, Python", text)
+    return re.sub(r"all \d+ match", "all N match", text)
+
+
+def _sample_parts(path: Path) -> tuple[str, str, str]:
+    """preflight.md split around the sample: (text up to the block's body, the body, the rest)."""
+    text = path.read_text(encoding="utf-8")
+    start = text.index("```text\n", text.index(SAMPLE_START)) + len("```text\n")
+    end = text.index("```", start)
+    return text[:start], text[start:end], text[end:]
+
+
+def committed_sample(path: Path = SAMPLE) -> str:
+    """The ```text block under SAMPLE_START in preflight.md."""
+    return _sample_parts(path)[1].rstrip("\n")
+
+
+def update_sample(path: Path = SAMPLE) -> None:
+    head, _, tail = _sample_parts(path)
+    path.write_text(f"{head}{sample_report()}\n{tail}", encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args == ["--sample"]:
+        print(sample_report())
+        return 0
+    if args == ["--update-sample"]:
+        update_sample()
+        print(f"wrote the sample report into {_shown(SAMPLE)}")
+        return 0
     report = run_checks()
     print(report)
     return 0 if report.ok else 1

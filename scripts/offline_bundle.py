@@ -9,20 +9,21 @@
 Made for a workshop venue with bad Wi-Fi: run it once where the network is good, copy `wheelhouse/`
 (a USB stick, a shared drive) next to the checkout on every laptop, then install with no network:
 
-    make offline-install        # = PIP_NO_INDEX=1 PIP_FIND_LINKS=<checkout>/wheelhouse make setup
+    make offline-install        # = make setup with uv --offline --no-index --find-links wheelhouse
     pip install --no-index --find-links wheelhouse -r requirements.txt -e . --no-deps   # without make
 
 The platforms and Pythons, their PEP 508 marker values and the wheel tags pip accepts there come from
 `helpers.platforms` (`TARGETS`, `SUPPORTED_PYTHONS`), the same table `make lock` checks the lock
 against; the pins come from `requirements.txt` read by `helpers.platforms.read_lock`. For each target
-and Python the pins whose environment marker is true there are downloaded as wheels only
-(`pip download --no-deps --only-binary=:all: --platform … --python-version … --implementation cp`);
-files shared by several targets (pure-Python wheels, abi3 wheels) are stored once. The build backend
-that `pip install -e .` needs (`[build-system] requires` of pyproject.toml, plus `wheel`) is added
-once, since it is pure Python. Then, with the index switched off, pip is asked to install each
-target's pins from the folder alone (`pip install --dry-run --no-index --find-links`, with that
-target's `--platform`/`--python-version`): the proof that an attendee on that laptop needs no network.
-`wheelhouse/CONTENTS.txt` records what was gathered, for which targets.
+and Python the pins whose environment marker is true there are downloaded as wheels only (`pip download
+--no-deps --only-binary=:all: --platform … --python-version … --implementation cp`); files shared by
+several targets (pure-Python wheels, abi3 wheels) are stored once. The build backend that `pip install
+-e .` needs (`[build-system] requires` of pyproject.toml, plus `wheel`) is added once, since it is pure
+Python; uv itself (`helpers.platforms.UV_VERSION`, the installer `make setup` uses, one wheel per
+platform) is gathered for every target like a pin. Then, with the index switched off, pip is asked to
+install each target's pins from the folder alone (`pip install --dry-run --no-index --find-links`, with
+that target's `--platform`/`--python-version`): the proof that an attendee on that laptop needs no
+network. `wheelhouse/CONTENTS.txt` records what was gathered, for which targets.
 """
 
 from __future__ import annotations
@@ -40,11 +41,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 try:
-    from helpers.platforms import SUPPORTED_PYTHONS, TARGETS, read_lock
+    from helpers.platforms import SUPPORTED_PYTHONS, TARGETS, UV_VERSION, read_lock
 except ImportError as error:  # pragma: no cover - only before helpers.platforms exists
     raise SystemExit(f"offline_bundle needs helpers.platforms (make lock's table): {error}") from None
 
 DEST = ROOT / "wheelhouse"
+INSTALLER = (f"uv=={UV_VERSION}",)
+"""Gathered for every target beside its pins: `make setup` installs with uv (a wheel per platform)."""
 BUILD_EXTRA = ("wheel",)
 """Installed next to the build backend: older setuptools ask for it to build an editable install."""
 
@@ -158,7 +161,8 @@ def main(argv: list[str] | None = None) -> int:
         pin_files = {}
         for (name, python), chosen in selected.items():
             pin_files[name, python] = Path(tmp) / f"{name}-{python}.txt"
-            pin_files[name, python].write_text("".join(line + "\n" for line in chosen), encoding="utf-8")
+            lines = [*chosen, *INSTALLER]  # uv: make offline-install installs with it
+            pin_files[name, python].write_text("".join(line + "\n" for line in lines), encoding="utf-8")
         if not args.check:
             failed += download(selected, pin_files, build, args.dest)
         # the proof: pip, with the index switched off, finds every pin of every target in the folder

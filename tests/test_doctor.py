@@ -1,10 +1,20 @@
 import os
+import re
 import socket
 import subprocess
 import sys
 import threading
 
-from helpers.doctor import ROOT, Report, check_model, check_proxy, check_tracing, read_pins, run_checks
+from helpers.doctor import (
+    ROOT,
+    Check,
+    Report,
+    check_model,
+    check_proxy,
+    check_tracing,
+    read_pins,
+    run_checks,
+)
 from helpers.openai_endpoint import ScriptedOpenAIEndpoint
 
 
@@ -114,3 +124,88 @@ def test_failed_report_is_not_ok(tmp_path):
     assert check.ok is False and "missing" in check.detail and "(want 0.0.1)" in check.detail
     report = Report([check])
     assert not report.ok and "NOT ready" in str(report)
+
+
+# The approval-safety probe (issue: an interrupt() in an interceptor under handle_tool_errors=True).
+
+def test_the_approval_probe_pauses_on_the_pinned_set():
+    from helpers.doctor import check_approval
+
+    check = check_approval()
+    assert check.ok is True and "pauses the run" in check.detail, str(check)
+
+
+def _as_langgraph_prebuilt_1_0_did(request, execute):
+    """The interceptor path of langgraph-prebuilt 1.0.x: `except Exception` around the interceptor."""
+    from langchain_core.messages import ToolMessage
+
+    from helpers.doctor import _approve_with_interrupt
+
+    try:
+        return _approve_with_interrupt(request, execute)
+    except Exception as error:  # GraphInterrupt is an Exception: the approval becomes an error message
+        return ToolMessage(content=f"Error: {error!r}", tool_call_id=request.tool_call["id"],
+                           name=request.tool_call["name"], status="error")
+
+
+def test_an_interrupt_turned_into_an_error_message_is_a_failure_naming_the_issues():
+    from helpers.doctor import classify_approval, run_approval_probe
+
+    result = run_approval_probe(_as_langgraph_prebuilt_1_0_did)
+    assert "__interrupt__" not in result and result["messages"][-1].status == "error"
+    check = classify_approval(result, prebuilt="1.0.13")
+    assert check.ok is False
+    assert "on langgraph-prebuilt 1.0.13 an interrupt() inside an interceptor" in check.detail
+    assert "becomes an error ToolMessage: approvals are bypassed" in check.detail
+    assert "langgraph/issues/8217" in check.detail and "langgraph/issues/8394" in check.detail
+    assert check.fix.startswith("install the tested set: `")
+
+
+def test_the_classifier_reads_each_kind_of_result():
+    from langchain_core.messages import AIMessage, ToolMessage
+    from langgraph.types import Interrupt
+
+    from helpers.doctor import classify_approval
+
+    paused = {"messages": [AIMessage("")], "__interrupt__": [Interrupt(value={"approve": "x"})]}
+    assert classify_approval(paused, prebuilt="1.1.3").ok is True
+    ran = {"messages": [AIMessage(""), ToolMessage("deleted", tool_call_id="1", name="x")]}
+    unapproved = classify_approval(ran, prebuilt="1.0.8")
+    assert unapproved.ok is False and "is skipped and the tool runs" in unapproved.detail
+    assert classify_approval({"messages": []}, prebuilt="1.0.8").ok is False
+
+
+# One fix, printed once; commands that run as printed.
+
+def test_a_fix_shared_by_several_failures_is_printed_once_and_named_in_the_verdict():
+    report = Report([Check("python", False, "3.10.13", "`make setup PYTHON=python3.11`"),
+                     Check("pinned versions", False, "langgraph missing", "`make setup PYTHON=python3.11`"),
+                     Check("tracing", True, "off")])
+    text = str(report)
+    assert text.count("fix: `make setup PYTHON=python3.11`") == 2  # under the first line, in the verdict
+    assert "langgraph missing (fix above)" in text
+    assert text.splitlines()[-1].startswith("NOT ready: 2 check(s) failed; fix: `make setup PYTHON=")
+
+
+def test_printed_commands_name_the_interpreter_not_a_bare_python():
+    from helpers.platforms import check_offline_settings, python_command
+
+    assert python_command(windows=False) == ".venv/bin/python"  # the tests run in the project's .venv
+    assert python_command(windows=True) == ".venv\\Scripts\\python"
+    fix = Check("x", None, "", check_offline_settings().fix).fix or ""
+    assert not re.search(r"(^|[`\s])python -m", fix)
+
+
+def test_platforms_does_not_import_the_doctor():
+    code = "import sys, helpers.platforms; print('helpers.doctor' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert result.stdout.strip() == "False", result.stderr
+    source = (ROOT / "helpers" / "platforms.py").read_text(encoding="utf-8")
+    assert "from helpers.doctor" not in source and "import helpers.doctor" not in source
+
+
+def test_the_preflight_sample_is_what_the_doctor_prints_today():
+    from helpers.doctor import committed_sample, mask_sample, sample_report
+
+    assert mask_sample(committed_sample()) == mask_sample(sample_report()), (
+        "docs/workshop/preflight.md's sample is stale: .venv/bin/python -m helpers.doctor --update-sample")

@@ -154,12 +154,30 @@ def test_jupyterlab_offline_settings_turn_off_both_network_features():
 
 def test_make_setup_installs_the_lock_without_resolving_and_checks_it():
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
-    assert "-r requirements.txt -e . --no-deps" in makefile
-    assert "pip check" in makefile
-    assert "helpers.platforms venv-matches-lock" in makefile, "make setup must compare the venv with the lock"
-    assert "helpers.platforms jupyterlab-settings" in makefile
+    installer = (ROOT / "helpers" / "platforms.py").read_text(encoding="utf-8")
+    assert "$(PYTHON) -m helpers.platforms setup $(VENV)" in makefile
+    assert '"pip", "sync"' in installer, "uv pip sync: exactly the lock, extras removed"
+    assert '"-r", lock, "-e", ".", "--no-deps"' in installer, "the pip fallback installs without resolving"
+    assert '"pip", "check"' in installer
+    assert '"venv-matches-lock"' in installer, "make setup must compare the venv with the lock"
+    assert '"jupyterlab-settings"' in installer
     doctor = re.search(r"^doctor:([^#\n]*)", makefile, re.M)
     assert doctor and doctor.group(1).strip() == "", "make doctor must report before anything reinstalls"
+
+
+@pytest.mark.parametrize(
+    "target", ["doctor", "labs", "reset-lab", "reset-labs", "restore-lab", "reset-lessons"])
+def test_commands_a_learner_needs_offline_do_not_install_first(target):
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    rule = re.search(rf"^{target}:([^#\n]*)", makefile, re.M)
+    assert rule and "setup" not in rule.group(1), f"make {target} must not depend on setup"
+
+
+def test_no_target_needs_pip_in_the_venv():
+    # uv makes the venv without pip: extra packages go through PIP_INSTALL (uv when it is there).
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    uses = [line for line in makefile.splitlines() if "-m pip " in line]
+    assert uses == [line for line in uses if "$(PY) -m pip install --quiet" in line and "else" in line], uses
 
 
 # The README's commands name files and targets that exist, and nothing sends a reader outside the repo.
@@ -204,3 +222,17 @@ def test_no_file_sends_the_reader_to_a_file_outside_the_repository(name):
             continue
         target = (ROOT / name).parent.joinpath(link).resolve()
         assert target.exists(), f"{name} links to {link}, which is not in the repository"
+
+
+def test_a_failed_make_doctor_ends_with_its_status_and_no_make_error_line(tmp_path):
+    import shutil
+    import subprocess
+
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    missing = tmp_path / "no-venv"
+    done = subprocess.run(["make", "--no-print-directory", "doctor", f"VENV={missing}"], cwd=ROOT,
+                          capture_output=True, text=True)
+    assert done.returncode == 1
+    assert done.stdout.strip() == f"doctor: there is no {missing} here yet. Run: make setup"
+    assert "***" not in done.stdout + done.stderr

@@ -120,8 +120,14 @@ def test_the_wheelhouse_is_not_committed():
     assert "wheelhouse/" in (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
 
 
-def test_offline_install_reuses_the_one_setup_rule_with_pips_network_off():
+def test_offline_install_reuses_the_one_setup_rule_with_the_network_off():
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     rule = makefile.split("\noffline-install:", 1)[1].split("\n\n", 1)[0]
-    assert "PIP_NO_INDEX=1" in rule and "PIP_FIND_LINKS=" in rule
-    assert "$(MAKE) --no-print-directory setup" in rule
+    assert "PIP_NO_INDEX=1" in rule and "PIP_FIND_LINKS=" in rule and "UV_OFFLINE=1" in rule
+    assert "$(MAKE) --no-print-directory setup" in rule and "--wheelhouse" in rule
+    installer = (ROOT / "helpers" / "platforms.py").read_text(encoding="utf-8")
+    assert '["--offline", "--no-index", "--find-links", str(wheelhouse)]' in installer
+
+
+def test_the_wheelhouse_carries_the_installer_for_every_target():
+    assert bundle.INSTALLER == (f"uv=={platforms.UV_VERSION}",)

@@ -6,13 +6,18 @@ from helpers.doctor import run_checks
 from helpers.platforms import (
     SUPPORTED_PYTHONS,
     TARGETS,
+    UV_VERSION,
     Pin,
     check_platform,
+    drift_note,
     known_breakages,
     matching_target,
+    offline_hint,
     pins_for,
     read_lock,
+    setup_fix,
     venv_mismatches,
+    venv_rebuild_reason,
 )
 
 
@@ -61,7 +66,7 @@ def test_the_doctor_reports_the_platform_and_python():
 def test_python_outside_the_tested_range_is_said_with_the_fix():
     newer = check_platform("Darwin", "arm64", (3, 14, 0))
     assert newer.ok is None and "outside the tested range 3.11–3.13" in newer.detail
-    assert "PYTHON=python3.13" in newer.fix
+    assert "make setup PYTHON=python3.1" in newer.fix  # a tested Python found on this machine's PATH
     older = check_platform("Linux", "x86_64", (3, 10, 12))
     assert older.ok is False and "3.11 or newer" in older.detail
 
@@ -75,3 +80,60 @@ def test_windows_names_the_mcp_stdio_breakage_and_the_encoding():
     assert known_breakages("Linux", (3, 12)) == []
     note = check_platform("Windows", "AMD64", (3, 12, 1))
     assert note.ok is None and "lesson 10" in note.detail
+
+
+# make setup: when the venv is made again, and the commands its messages print.
+
+def test_a_venv_of_the_wrong_python_is_made_again(tmp_path):
+    venv = tmp_path / ".venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").touch()
+    me = ((3, 11, 7), "/py/3.11.7")
+    assert "Python 3.10.13, outside the tested 3.11–3.13" in venv_rebuild_reason(
+        venv, False, me, ((3, 10, 13), "/py/3.10.13"))
+    assert venv_rebuild_reason(venv, False, me, ((3, 12, 1), "/py/3.12.1")) is None  # not asked: kept
+    other = venv_rebuild_reason(venv, True, me, ((3, 12, 1), "/py/3.12.1"))
+    assert "made by Python 3.12.1" in other and "asked for (3.11.7" in other
+    assert venv_rebuild_reason(venv, True, me, ((3, 11, 7), "/py/3.11.7")) is None
+    newer = ((3, 14, 0), "/py/3.14.0")
+    assert venv_rebuild_reason(venv, False, me, newer) is not None  # a tested Python is at hand
+    assert venv_rebuild_reason(venv, False, newer, newer) is None  # 3.14 asked for 3.14: as asked
+    assert venv_rebuild_reason(tmp_path / "none", True, me, None) is None  # nothing to rebuild
+
+
+def test_a_venv_whose_python_does_not_run_is_made_again(tmp_path):
+    venv = tmp_path / ".venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").symlink_to(tmp_path / "gone" / "python3")
+    assert "does not run" in venv_rebuild_reason(venv)
+
+
+def test_the_setup_fix_names_a_python_found_here():
+    only_312 = {"python3.12": "/usr/bin/python3.12"}.get
+    assert setup_fix(True, windows=False) == "`make setup`"
+    assert setup_fix(False, windows=False, which=only_312) == "`make setup PYTHON=python3.12`"
+    none = setup_fix(False, windows=False, which=lambda name: None)
+    assert none.startswith("install Python 3.11") and "`make setup PYTHON=python3.11`" in none
+    assert setup_fix(False, windows=True).startswith("`py -3.11 -m venv --clear .venv; .venv\\Scripts")
+
+
+def test_offline_fixes_name_the_wheelhouse_or_how_to_get_one(tmp_path):
+    elsewhere = offline_hint(tmp_path)
+    assert "make offline-bundle" in elsewhere and "make offline-install" in elsewhere
+    (tmp_path / "wheelhouse").mkdir()
+    (tmp_path / "wheelhouse" / "CONTENTS.txt").write_text("# gathered\n")
+    assert offline_hint(tmp_path) == (
+        "with no network: `make offline-install` (installs from the wheelhouse/ here)")
+
+
+def test_drift_is_one_line_with_the_fix():
+    note = drift_note(["langchain-core 1.8.2 (want 1.8.3)"] * 5)
+    assert "\n" not in note and "and 2 more" in note and "this runs anyway" in note
+    assert "Fix: `make setup` (with no network:" in note
+
+
+def test_the_makefile_and_the_installer_use_one_uv():
+    from pathlib import Path
+
+    makefile = (Path(__file__).resolve().parent.parent / "Makefile").read_text(encoding="utf-8")
+    assert f"UV_VERSION := {UV_VERSION}\n" in makefile
