@@ -339,3 +339,20 @@ def test_without_max_concurrency_the_sync_path_runs_exactly_the_default_pool_siz
     tools = blocking_tools(pool + 1, started, counted)
     ToolNode(tools).invoke({"messages": [ask(*((t.name, {"x": 0}) for t in tools))]}, runtime=RT)
     assert peak[0] == pool
+
+
+# -- cheat sheet rule 4: a hand-built node's allow-list and answers -----------------------------------
+@pytest.mark.lesson("02_custom_async_tool_node")
+def test_a_tool_node_answers_every_call_errors_too_by_its_tool_call_id():
+    """A name outside the node's own list is answered, not looked up elsewhere; a raising tool is
+    answered; every answer carries its call's id, in call order."""
+    recorder = CallRecorder()
+    weather, attraction = make_city_tools(delay=0, recorder=recorder)
+    node = CustomAsyncToolNode([weather, make_failing_tool(delay=0)])
+    calls = (("lookup_weather", {"city": "Paris"}), ("lookup_attraction", {"city": "Paris"}),
+             ("lookup_traffic", {"city": "Paris"}))
+    message = ask(*calls)
+    out = asyncio.run(node({"messages": [message]}))["messages"]
+    assert [m.tool_call_id for m in out] == [c["id"] for c in message.tool_calls]
+    assert [m.status for m in out] == ["success", "error", "error"]
+    assert [c.label for c in recorder.calls] == ["lookup_weather"]  # attraction exists, but not in this node
