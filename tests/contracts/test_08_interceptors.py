@@ -501,7 +501,7 @@ def test_hitl_middleware_approve_runs_each_call_once():
     agent, recorder, deleted = hitl_agent()
     agent.invoke(HITL_QUESTION, THREAD)
     agent.invoke(Command(resume={"decisions": [{"type": "approve"}, {"type": "approve"}]}), THREAD)
-    assert len(recorder.calls) == 1 and deleted == ["/a", "/b"]
+    assert len(recorder.calls) == 1 and sorted(deleted) == ["/a", "/b"]  # one task per call: any order
 
 
 @lesson
@@ -510,7 +510,7 @@ def test_hitl_middleware_edit_runs_the_reviewers_arguments_and_tells_the_model()
     agent.invoke(HITL_QUESTION, THREAD)
     edit = {"type": "edit", "edited_action": {"name": "delete_file", "args": {"path": "/a.bak"}}}
     done = agent.invoke(Command(resume={"decisions": [edit, {"type": "approve"}]}), THREAD)
-    assert deleted == ["/a.bak", "/b"]
+    assert sorted(deleted) == ["/a.bak", "/b"]
     answer = next(m for m in done["messages"] if isinstance(m, ToolMessage) and "/a.bak" in m.content)
     assert "a human reviewer replaced this tool call" in answer.content
 
