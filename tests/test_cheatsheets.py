@@ -10,8 +10,11 @@ that broke and what to do about it.
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -23,6 +26,7 @@ SHEETS = [DOCS / "cheatsheet.en.md", DOCS / "cheatsheet.zh.md"]
 MAX_LINES = 75  # one printed page at the handout's size
 LESSON_LINK = re.compile(r"\]\((\.\./notebooks/[^)#\s]+\.ipynb)(?:#([^)\s]+))?\)")
 TEST_ID = re.compile(r"`(tests/contracts/test_\w+\.py)::(test_\w+)(?:\[[^\]`]*\])?`")
+NODE_ID = re.compile(r"`(tests/contracts/test_\w+\.py::test_\w+(?:\[[^\]`]*\])?)`")
 
 
 def rule_lines(sheet: Path) -> list[tuple[int, str]]:
@@ -136,3 +140,55 @@ def test_citation_exists(where, kind, target, detail):
         assert detail in defined_tests(path), (
             f"{where} names {target}::{detail}, but {target} defines no test '{detail}'."
         )
+
+
+def cited_modules() -> list[str]:
+    return sorted({target for _, kind, target, _ in CITATIONS if kind == "test"})
+
+
+@functools.cache
+def collected_by_a_fresh_pytest() -> frozenset[str]:
+    """The node ids pytest collects from every contract module the sheets cite (one subprocess)."""
+    modules = cited_modules()
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:xdist", "-p", "no:cacheprovider",
+         "-o", "addopts=", *modules],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    ids = frozenset(line.strip() for line in run.stdout.splitlines() if "::" in line)
+    assert ids, f"pytest collected nothing from {modules}:\n{run.stdout[-2000:]}\n{run.stderr[-2000:]}"
+    return ids
+
+
+def collected_node_ids(session: pytest.Session) -> frozenset[str]:
+    """What this session collected, when it collected every cited module unfiltered (the whole suite,
+    also on each xdist worker); otherwise a fresh `pytest --collect-only` of those modules."""
+    config = session.config
+    filtered = config.getoption("keyword", "") or config.getoption("markexpr", "")
+    ids = frozenset(item.nodeid for item in session.items)
+    if not filtered and all(any(i.startswith(module + "::") for i in ids) for module in cited_modules()):
+        return ids
+    return collected_by_a_fresh_pytest()
+
+
+NODE_CITATIONS = [
+    (f"{sheet.relative_to(ROOT)}:{number}", node)
+    for sheet in SHEETS if sheet.exists()
+    for number, line in rule_lines(sheet)
+    for node in NODE_ID.findall(line)
+]
+
+
+NODE_IDS = [f"{where}-{node.split('::')[1]}" for where, node in NODE_CITATIONS]
+
+
+@pytest.mark.parametrize("where, node", NODE_CITATIONS, ids=NODE_IDS)
+def test_cited_test_is_collected(where, node, request):
+    collected = collected_node_ids(request.session)
+    found = node in collected or (
+        "[" not in node and any(c.startswith(node + "[") for c in collected)
+    )
+    assert found, (
+        f"{where} names {node}, but pytest does not collect it (run `pytest --collect-only -q "
+        f"{node.split('::')[0]}`): the test may be nested, misnamed, or its module may fail to import."
+    )

@@ -90,6 +90,17 @@ def test_list_update_with_any_other_input_is_an_error(wrap):
 
 
 @lesson
+def test_one_command_makes_the_whole_output_a_list():
+    plain = ToolNode([bar]).invoke(as_dict(call("bar", "002")), runtime=RT)
+    mixed = ToolNode([foo, bar]).invoke(as_dict(call("foo"), call("bar", "002")), runtime=RT)
+    assert output_shape(plain) == "{'messages': [ToolMessage]}"
+    assert [output_shape(item) for item in mixed] == [
+        "Command(update={'messages': [ToolMessage]}, goto='next')",
+        "{'messages': [ToolMessage]}",
+    ]
+
+
+@lesson
 def test_update_without_a_matching_tool_message_is_an_error():
     @tool
     def hard_coded(x: int, y: int) -> Command:
@@ -235,10 +246,23 @@ class ParentState(TypedDict):
     visited: Annotated[list[str], operator.add]
 
 
-def build_parent(script, team_tools, hand_off=None):
+def visit(name, writes_answers=False):
+    """A parent node that records its visit; with `writes_answers`, it also writes the answer a
+    `Send` brought it (its input is then the Send's argument, not the parent's state)."""
+    def node(arg):
+        update = {"visited": [name]}
+        if writes_answers and isinstance(arg, dict) and "answer" in arg:
+            update["messages"] = [arg["answer"]]
+        return update
+
+    return node
+
+
+def build_parent(script, team_tools, hand_off=None, handle_tool_errors=None, writes_answers=False):
     model = ScriptedChatModel(script=[script]).bind_tools(team_tools)
+    policy = {} if handle_tool_errors is None else {"handle_tool_errors": handle_tool_errors}
     team = StateGraph(ParentState)
-    team.add_node("tools", ToolNode(team_tools))
+    team.add_node("tools", ToolNode(team_tools, **policy))
     team.add_edge(START, "tools")
     if hand_off is not None:
         team.add_node("hand_off", hand_off)
@@ -247,7 +271,7 @@ def build_parent(script, team_tools, hand_off=None):
     parent.add_node("agent", lambda state: {"messages": [model.invoke(state["messages"])]})
     parent.add_node("team", team.compile(), destinations=("A", "B", "C"))
     for name in "ABC":
-        parent.add_node(name, lambda _, name=name: {"visited": [name]})
+        parent.add_node(name, visit(name, writes_answers))
         parent.add_edge(name, END)
     parent.add_edge(START, "agent")
     parent.add_edge("agent", "team")
@@ -311,11 +335,91 @@ def test_a_parent_handoff_loses_the_siblings_tool_message(script):
     assert [m.name for m in final["messages"] if isinstance(m, ToolMessage)] == ["foo"]
 
 
+# -- one hand-off, per form: alone in its batch, and with siblings --------------------------------
+def outcome(final):
+    return final["visited"], final["counter"], unanswered_tool_calls(final["messages"])
+
+
 @lesson
-def test_a_parent_handoff_alone_in_its_batch_is_safe():
+def test_a_string_goto_handoff_alone_in_its_batch_keeps_its_update():
     final = build_parent(FOO_BAR[:1], [parent_tool("foo", "A", counter=1), bar]).invoke(START_STATE)
-    assert (final["visited"], final["counter"]) == (["A"], 1)
-    assert unanswered_tool_calls(final["messages"]) == []
+    assert outcome(final) == (["A"], 1, [])
+
+
+@lesson
+def test_a_send_list_handoff_alone_in_its_batch_loses_its_update_and_its_answer():
+    """The Send form is merged, and the merge drops the update even for one Command."""
+    tools = [parent_tool("foo", [Send("A", None), Send("B", None)], counter=1), bar]
+    final = build_parent(FOO_BAR[:1], tools).invoke(START_STATE)
+    assert outcome(final) == (["A", "B"], 0, ["call_0_0"])
+    assert not [m for m in final["messages"] if isinstance(m, ToolMessage)]
+
+
+@lesson
+def test_a_send_list_handoff_with_a_sibling_leaves_every_call_unanswered():
+    tools = [parent_tool("foo", [Send("A", None)], counter=1), bar]
+    final = build_parent(FOO_BAR, tools).invoke(START_STATE)
+    assert outcome(final) == (["A"], 0, ["call_0_0", "call_0_1"])
+
+
+@lesson
+def test_a_list_of_node_names_is_not_merged_and_keeps_its_update():
+    """A safe form for a lone hand-off that needs no payload: the update and the answer arrive."""
+    final = build_parent(FOO_BAR[:1], [parent_tool("foo", ["A", "B"], counter=1), bar]).invoke(START_STATE)
+    assert outcome(final) == (["A", "B"], 1, [])
+
+
+@lesson
+def test_a_list_of_node_names_still_loses_a_siblings_answer():
+    final = build_parent(FOO_BAR, [parent_tool("foo", ["A", "B"], counter=1), bar]).invoke(START_STATE)
+    assert outcome(final) == (["A", "B"], 1, ["call_0_1"])
+
+
+@lesson
+def test_a_send_that_carries_the_answer_to_a_parent_node_that_writes_it_keeps_the_history_valid():
+    @tool
+    def foo(x: int, y: int, tool_call_id: Annotated[str, InjectedToolCallId]) -> Command:
+        """Hands off to A and B; A's Send carries this call's answer."""
+        answer_message = answer(f"foo({x}, {y})", tool_call_id)
+        return Command(graph=Command.PARENT, goto=[Send("A", {"answer": answer_message}), Send("B", None)])
+
+    final = build_parent(FOO_BAR[:1], [foo, bar], writes_answers=True).invoke(START_STATE)
+    assert outcome(final) == (["A", "B"], 0, [])
+    assert [m.content for m in final["messages"] if isinstance(m, ToolMessage)] == ["foo(1, 2)"]
+
+
+@lesson
+def test_a_tool_returning_its_answer_beside_a_parent_send_command_still_loses_the_answer():
+    @tool
+    def foo(x: int, y: int, tool_call_id: Annotated[str, InjectedToolCallId]) -> list:
+        """Returns the answer and a Send hand-off as a list."""
+        return [Command(graph=Command.PARENT, goto=[Send("A", None)]), answer(f"foo({x}, {y})", tool_call_id)]
+
+    final = build_parent(FOO_BAR[:1], [foo, bar]).invoke(START_STATE)
+    assert outcome(final) == (["A"], 0, ["call_0_0"])
+
+
+@lesson
+def test_a_parent_send_handoff_with_a_failing_sibling():
+    """The default policy raises before anything reaches the parent; `True` answers the sibling with
+    an error message in ToolNode's output, which the hand-off then leaves behind."""
+    from helpers.tools import make_failing_tool
+
+    failing = make_failing_tool(delay=0, sync=True)
+    tools = [parent_tool("foo", SENDS_AB, counter=1), failing]
+    sibling = ToolCall(name=failing.name, args={"city": "Paris"}, id="002", type="tool_call")
+    calls = [call("foo", "001"), sibling]
+    with pytest.raises(ConnectionError):
+        ToolNode(tools).invoke(as_dict(*calls), runtime=RT)
+    out = ToolNode(tools, handle_tool_errors=True).invoke(as_dict(*calls), runtime=RT)
+    assert [output_shape(item) for item in out] == [
+        "{'messages': [ToolMessage]}",
+        "Command(graph=PARENT, goto=[Send('A'), Send('B')])",
+    ]
+    assert out[0]["messages"][0].status == "error"
+    script = [FOO_BAR[0], {"name": failing.name, "args": {"city": "Paris"}}]
+    final = build_parent(script, tools, handle_tool_errors=True).invoke(START_STATE)
+    assert outcome(final) == (["A", "B"], 0, ["call_0_0", "call_0_1"])
 
 
 @lesson

@@ -21,6 +21,7 @@ from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Send, interrupt
 
+from helpers.history import unanswered_tool_calls
 from helpers.models import ScriptedChatModel, tool_results_summary
 from helpers.timing import CallRecorder, Stopwatch
 from helpers.tools import make_city_tools
@@ -426,3 +427,111 @@ def test_two_approvals_in_one_toolnode_batch_pause_twice_and_rerun_an_approved_c
 def test_two_approvals_with_one_send_per_call_pause_once_and_run_each_call_once():
     questions, deleted = approve_two_deletions(route_per_call=True)
     assert questions == [2] and deleted == ["/a", "/b"]
+
+
+# -- 3.4 interrupts and the error policy: which releases pause ---------------------------------------
+
+@lesson
+@pytest.mark.parametrize("asks", ["interceptor", "tool"])
+def test_interrupt_through_an_interceptor_pauses_even_with_handle_tool_errors_true(asks):
+    """Holds on langgraph-prebuilt 1.1.3. On 1.0.8 and 1.0.13 the interceptor path's `except Exception`
+    turned the GraphInterrupt into an error ToolMessage: no pause, the human never asked
+    (langgraph#8217, #8394)."""
+    delete_file, deleted = make_delete_file()
+    if asks == "tool":
+        @tool("delete_file")
+        def delete_file(path: str) -> str:  # noqa: F811 - the tool asks, the wrapper only passes through
+            """Delete a file (pretend) once a human approves."""
+            if interrupt({"approve?": path}) != "yes":
+                return "denied"
+            deleted.append(path)
+            return f"deleted {path}"
+
+        wrapper = lambda request, execute: execute(request)  # noqa: E731
+    else:
+        wrapper = approval
+    node = ToolNode([delete_file], wrap_tool_call=wrapper, handle_tool_errors=True)
+    graph = one_node_graph(node, checkpointer=InMemorySaver())
+    thread = {"configurable": {"thread_id": "t"}}
+    paused = graph.invoke({"messages": [ai(call("delete_file", "d1", path="/x"))]}, thread)
+    answers = [m for m in paused["messages"] if isinstance(m, ToolMessage)]
+    assert answers == [], f"the pause became an answer: {answers[0].content[:60]!r}"
+    assert "__interrupt__" in paused and deleted == []
+    graph.invoke(Command(resume="yes"), thread)
+    assert deleted == ["/x"]
+
+
+# -- 4. HumanInTheLoopMiddleware (langchain 1.5.2): approval before any tool runs -----------------------
+
+def hitl_agent(flagged=("delete_file",)):
+    """create_agent with HumanInTheLoopMiddleware: a lookup and two deletions in one turn."""
+    agents = pytest.importorskip("langchain.agents", reason="langchain (create_agent) is not installed")
+    from langchain.agents.middleware import HumanInTheLoopMiddleware
+
+    recorder = CallRecorder()
+    delete_file, deleted = make_delete_file()
+    calls = [{"name": "lookup_weather", "args": {"city": "Paris"}},
+             {"name": "delete_file", "args": {"path": "/a"}},
+             {"name": "delete_file", "args": {"path": "/b"}}]
+    agent = agents.create_agent(
+        ScriptedChatModel(script=[calls, tool_results_summary]),
+        [make_city_tools(delay=0, recorder=recorder, sync=True)[0], delete_file],
+        middleware=[HumanInTheLoopMiddleware(interrupt_on={name: True for name in flagged})],
+        checkpointer=InMemorySaver(),
+    )
+    return agent, recorder, deleted
+
+
+HITL_QUESTION = {"messages": [("user", "Weather in Paris? And delete /a and /b.")]}
+THREAD = {"configurable": {"thread_id": "t"}}
+
+
+@lesson
+def test_hitl_middleware_asks_once_for_every_flagged_call_before_any_tool_runs():
+    agent, recorder, deleted = hitl_agent()
+    paused = agent.invoke(HITL_QUESTION, THREAD)
+    [pause] = paused["__interrupt__"]
+    assert [(a["name"], a["args"]) for a in pause.value["action_requests"]] == [
+        ("delete_file", {"path": "/a"}), ("delete_file", {"path": "/b"})]
+    assert recorder.calls == [] and deleted == []  # not even the safe lookup ran
+
+
+@lesson
+def test_hitl_middleware_approve_runs_each_call_once():
+    agent, recorder, deleted = hitl_agent()
+    agent.invoke(HITL_QUESTION, THREAD)
+    agent.invoke(Command(resume={"decisions": [{"type": "approve"}, {"type": "approve"}]}), THREAD)
+    assert len(recorder.calls) == 1 and sorted(deleted) == ["/a", "/b"]  # one task per call: any order
+
+
+@lesson
+def test_hitl_middleware_edit_runs_the_reviewers_arguments_and_tells_the_model():
+    agent, _, deleted = hitl_agent()
+    agent.invoke(HITL_QUESTION, THREAD)
+    edit = {"type": "edit", "edited_action": {"name": "delete_file", "args": {"path": "/a.bak"}}}
+    done = agent.invoke(Command(resume={"decisions": [edit, {"type": "approve"}]}), THREAD)
+    assert sorted(deleted) == ["/a.bak", "/b"]
+    answer = next(m for m in done["messages"] if isinstance(m, ToolMessage) and "/a.bak" in m.content)
+    assert "a human reviewer replaced this tool call" in answer.content
+
+
+@lesson
+def test_hitl_middleware_reject_answers_with_an_error_message_and_never_runs_the_tool():
+    agent, recorder, deleted = hitl_agent()
+    agent.invoke(HITL_QUESTION, THREAD)
+    reject = {"type": "reject", "message": "Keep /b."}
+    done = agent.invoke(Command(resume={"decisions": [{"type": "approve"}, reject]}), THREAD)
+    assert deleted == ["/a"] and len(recorder.calls) == 1
+    answers = [m for m in done["messages"] if isinstance(m, ToolMessage)]
+    refusal_message = next(m for m in answers if "Keep /b." in m.content)
+    assert refusal_message.status == "error"
+    assert unanswered_tool_calls(done["messages"]) == []
+
+
+@lesson
+def test_hitl_middleware_needs_one_decision_per_flagged_call():
+    agent, _, deleted = hitl_agent()
+    agent.invoke(HITL_QUESTION, THREAD)
+    with pytest.raises(ValueError, match=r"Number of human decisions \(1\) does not match"):
+        agent.invoke(Command(resume={"decisions": [{"type": "approve"}]}), THREAD)
+    assert deleted == []

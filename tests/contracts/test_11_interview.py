@@ -1,18 +1,23 @@
-"""Library behaviour that only lesson 11's drills teach (the rest is pinned by the lessons' own tests).
+"""Library behaviour that the drill bank's answers and the cheat sheets' rules state, where no
+lesson's own contract module pins it in exactly that form.
 
-Each test is one drill's answer, run directly against the libraries, so an upgrade that changes it
-names lesson 11 as the place to update.
+Each drill test is one drill's answer, run directly against the libraries, so an upgrade that changes
+it names the drill bank as the place to update; each rule test names the lesson that teaches it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import operator
+import os
+import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Annotated, TypedDict
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-from langchain_core.tools import InjectedToolCallId, tool
+from langchain_core.tools import InjectedToolCallId, StructuredTool, tool
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.managed import RemainingSteps
 from langgraph.prebuilt import ToolNode
@@ -27,7 +32,8 @@ from helpers.returns import output_shape
 from helpers.timing import CallRecorder
 from helpers.tools import make_city_tools, make_failing_tool
 
-lesson = pytest.mark.lesson("11_interview_walkthrough")
+lesson = pytest.mark.lesson("12_drill_bank")
+lesson_03 = pytest.mark.lesson("03_builtin_toolnode")
 RT = Runtime()
 
 
@@ -252,3 +258,101 @@ def test_create_agent_resumes_only_the_interrupted_call():
     assert [i.value for i in paused["__interrupt__"]] == [{"approve?": "/tmp/report"}]
     agent.invoke(Command(resume="yes"), thread)
     assert len(recorder.calls) == 1 and deleted == ["/tmp/report"]
+
+
+# -- cheat sheet rule 7: the sync path's thread pool ------------------------------------------------
+def blocking_tools(count, started, release):
+    """Sync tools that each note their start, then wait (at most 5 s) until `release()` says so."""
+    def make(i):
+        def run(x: int) -> str:
+            started.append(i)
+            if not release(i):
+                raise AssertionError(f"call {i} waited 5 s for a release that never came")
+            return f"t{i}"
+
+        return StructuredTool.from_function(run, name=f"t{i}", description="wait")
+
+    return [make(i) for i in range(count)]
+
+
+@lesson_03
+def test_the_sync_pool_is_a_sliding_window_not_waves():
+    """One long call and four short ones, two workers: the short ones all finish while the long one
+    still runs (a freed worker takes the next call). In waves, the third call would wait for the long
+    one, which waits for the fourth short call: the long call would time out."""
+    started, short_done, lock = [], [], threading.Lock()
+    all_short_done = threading.Event()
+
+    def release(i):
+        if i == 0:  # the long call: ends only after every short call has ended
+            return all_short_done.wait(5)
+        with lock:
+            short_done.append(i)
+            if len(short_done) == 4:
+                all_short_done.set()
+        return True
+
+    tools = blocking_tools(5, started, release)
+    batch = {"messages": [ask(*((t.name, {"x": 0}) for t in tools))]}
+    out = ToolNode(tools).invoke(batch, config={"max_concurrency": 2}, runtime=RT)
+    assert [m.content for m in out["messages"]] == ["t0", "t1", "t2", "t3", "t4"]
+    assert started[0] == 0 and sorted(short_done) == [1, 2, 3, 4]
+
+
+def interpreter_pool_size():
+    """The default size `ThreadPoolExecutor` computes: Python 3.13 counts the CPUs this process may
+    use (`os.process_cpu_count()`), earlier versions every CPU of the machine (`os.cpu_count()`)."""
+    cpus = os.process_cpu_count() if sys.version_info >= (3, 13) else os.cpu_count()
+    return min(32, (cpus or 1) + 4)
+
+
+@lesson_03
+def test_the_default_pool_size_is_the_interpreters_own_formula():
+    assert ThreadPoolExecutor()._max_workers == interpreter_pool_size()
+
+
+@lesson_03
+def test_without_max_concurrency_the_sync_path_runs_exactly_the_default_pool_size_at_once():
+    """pool + 1 calls that each wait (0.8 s at most) for all of them to start: exactly `pool` run at
+    once, then the last one starts when a worker frees up."""
+    pool, started = interpreter_pool_size(), []
+    everyone = threading.Event()
+
+    def release(i):
+        if len(started) == pool + 1:
+            everyone.set()
+        everyone.wait(0.8)
+        return True
+
+    in_flight, peak, lock = [0], [0], threading.Lock()
+
+    def counted(i):
+        with lock:
+            in_flight[0] += 1
+            peak[0] = max(peak[0], in_flight[0])
+        try:
+            return release(i)
+        finally:
+            with lock:
+                in_flight[0] -= 1
+
+    tools = blocking_tools(pool + 1, started, counted)
+    ToolNode(tools).invoke({"messages": [ask(*((t.name, {"x": 0}) for t in tools))]}, runtime=RT)
+    assert peak[0] == pool
+
+
+# -- cheat sheet rule 4: a hand-built node's allow-list and answers -----------------------------------
+@pytest.mark.lesson("02_custom_async_tool_node")
+def test_a_tool_node_answers_every_call_errors_too_by_its_tool_call_id():
+    """A name outside the node's own list is answered, not looked up elsewhere; a raising tool is
+    answered; every answer carries its call's id, in call order."""
+    recorder = CallRecorder()
+    weather, attraction = make_city_tools(delay=0, recorder=recorder)
+    node = CustomAsyncToolNode([weather, make_failing_tool(delay=0)])
+    calls = (("lookup_weather", {"city": "Paris"}), ("lookup_attraction", {"city": "Paris"}),
+             ("lookup_traffic", {"city": "Paris"}))
+    message = ask(*calls)
+    out = asyncio.run(node({"messages": [message]}))["messages"]
+    assert [m.tool_call_id for m in out] == [c["id"] for c in message.tool_calls]
+    assert [m.status for m in out] == ["success", "error", "error"]
+    assert [c.label for c in recorder.calls] == ["lookup_weather"]  # attraction exists, but not in this node
