@@ -139,7 +139,9 @@ def _merge_streams(outputs: list) -> list:
 
 
 def normalize(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """Return a copy with only what the course keeps: sources, tags, outputs, execution counts.
+    """Return a copy with only what the course keeps: sources, tags, outputs, execution counts, and
+    a cell's `jupyter` metadata (`{"outputs_hidden": true}` keeps an answer's output collapsed in
+    JupyterLab until the learner opens it).
 
     Cell ids become `cell-NN` (stable diffs); notebook metadata becomes the python3 kernelspec
     and the `language_info` ipykernel reports (so JupyterLab opens the notebook unmodified; the
@@ -156,7 +158,11 @@ def normalize(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     for index, cell in enumerate(nb.cells):
         cell.id = f"cell-{index:02d}"
         tags = cell.get("metadata", {}).get("tags", [])
-        cell.metadata = nbformat.from_dict({"tags": list(tags)} if tags else {})
+        jupyter = cell.get("metadata", {}).get("jupyter", {})
+        kept = {"tags": list(tags)} if tags else {}
+        if jupyter:
+            kept["jupyter"] = copy.deepcopy(dict(jupyter))
+        cell.metadata = nbformat.from_dict(kept)
         if not cell.get("attachments"):
             cell.pop("attachments", None)
         if cell.cell_type != "code":

@@ -154,6 +154,15 @@ def test_consecutive_streams_of_one_name_are_merged():
         ("stream", "a\nb\n"), ("execute_result", None), ("stream", "c\n")]
 
 
+def test_tags_and_jupyter_metadata_are_kept_and_the_rest_dropped():
+    nb = good()
+    nb.cells[1].metadata = {"tags": ["answer"], "jupyter": {"outputs_hidden": True},
+                            "collapsed": True, "scrolled": True, "execution": {"iopub.status.busy": "x"}}
+    kept = normalize(nb).cells[1].metadata
+    assert kept == {"tags": ["answer"], "jupyter": {"outputs_hidden": True}}
+    assert check(normalize(nb), _dumps(normalize(nb))) == []
+
+
 def test_a_mermaid_svg_saved_by_jupyterlab_is_dropped():
     nb = good()
     nb.cells[1].outputs = [new_output("display_data", data={
