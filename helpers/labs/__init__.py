@@ -197,8 +197,11 @@ def _stdlib_module(filename: str) -> str:
     return path.stem
 
 
-def _where(frame: traceback.FrameSummary) -> str:
+def _where(frame: traceback.FrameSummary, frames: list[traceback.FrameSummary] = ()) -> str:
     name = (frame.name or "?").replace(".<locals>", "")
+    if name.startswith("<"):  # a comprehension's frame: name the function around it
+        named = [f for f in frames if f.filename == frame.filename and not f.name.startswith("<")]
+        name = named[-1].name if named else name
     if _CELL.search(frame.filename):
         place = f"line {frame.lineno} of your cell"
     else:
@@ -234,7 +237,7 @@ def describe_exception(exc: BaseException, name: str | None = None) -> str:
     mine = [f for f in frames if _kind(f.filename) == "learner"]
     origin = _kind(frames[-1].filename) if frames else "learner"
     if origin == "learner":
-        where = f" in {_where(mine[-1])}" if mine else ""
+        where = f" in {_where(mine[-1], mine)}" if mine else ""
         return f"your code raised {text}{where}"
     if origin == "course":
         source = f"the course's {Path(frames[-1].filename).relative_to(ROOT).as_posix()}"
@@ -242,7 +245,7 @@ def describe_exception(exc: BaseException, name: str | None = None) -> str:
         source = _library_name(frames[-1].filename)
     else:
         source = f"Python's {_stdlib_module(frames[-1].filename)}"
-    called = f" — called from your {_where(mine[-1])}" if mine else ""
+    called = f" — called from your {_where(mine[-1], mine)}" if mine else ""
     advice = ""
     if "does not support sync invocation" in str(exc):
         advice = ": this tool is async-only, use `await tool.ainvoke(...)`"

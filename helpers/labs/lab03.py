@@ -61,6 +61,9 @@ GIVE_UP_AFTER = 50
 """Attempts after which the course's outage tool stops a retry loop that never gives up."""
 
 
+_WEATHER = make_city_tools(delay=0, sync=True)[0]
+
+
 class CheckGaveUp(BaseException):
     """Raised by a course tool once the check has given up on a run (not an `Exception`, so a
     learner's `except Exception` retry loop ends)."""
@@ -97,7 +100,7 @@ def make_tools(
     (down on the first try, fine on the second) and `lookup_hotel` (a bug: KeyError). Sync tools,
     so they run under both `invoke` and `ainvoke`."""
     attempts = attempts or Attempts()
-    weather = make_city_tools(delay=0, sync=True)[0]
+    weather = _WEATHER
 
     def counted_weather(city: str) -> str:
         attempts.add("lookup_weather")
@@ -110,9 +113,7 @@ def make_tools(
             attempts.add(name)
             raise ConnectionError(f"{service} service unreachable for {city}")
 
-        return StructuredTool.from_function(
-            func=run, name=name, description=f"Look up live {service} for a city (its service is down)."
-        )
+        return _tool(run, name, f"Look up live {service} for a city (its service is down).")
 
     def lookup_trains(city: str) -> str:
         """Look up train departures for a city (its service drops the first request)."""
@@ -127,13 +128,25 @@ def make_tools(
         return f"{city}: {rooms['free']} rooms free"  # KeyError: a bug, not an outage
 
     return [
-        StructuredTool.from_function(
-            func=counted_weather, name="lookup_weather", description=weather.description
-        ),
+        _tool(counted_weather, "lookup_weather", weather.description),
         *(outage(name) for name in down),
-        StructuredTool.from_function(lookup_trains),
-        StructuredTool.from_function(lookup_hotel),
+        _tool(lookup_trains, "lookup_trains", lookup_trains.__doc__),
+        _tool(lookup_hotel, "lookup_hotel", lookup_hotel.__doc__),
     ]
+
+
+_SCHEMAS: dict[str, Any] = {}
+
+
+def _tool(func: Any, name: str, description: str) -> BaseTool:
+    """A sync tool `name(city)`; its args schema is built once (pydantic is slow)."""
+    if name not in _SCHEMAS:
+        _SCHEMAS[name] = StructuredTool.from_function(
+            func=func, name=name, description=description
+        ).args_schema
+    return StructuredTool.from_function(
+        func=func, name=name, description=description, args_schema=_SCHEMAS[name], infer_schema=False
+    )
 
 
 POLICY = {
@@ -183,7 +196,8 @@ def _run(
 
 def _one_case(
     cases: Cases, build_node: Any, way: str, case: str, call: tuple[str, dict], down: tuple[str, ...]
-) -> None:
+) -> bool | None:
+    """Try one case; False when `build_node` itself gave no ToolNode (then no case can run)."""
     name = f"{case} ({call[0]}) under {way}"
     wanted_policy = POLICY[case].replace(
         "'<tool> is unavailable' (the tool's name, e.g. 'lookup_traffic is unavailable')",
@@ -194,7 +208,7 @@ def _one_case(
         node = run_learner(build_node, make_tools(attempts, down), name="build_node")
     except CheckFailed as error:
         cases.failure(name, error)
-        return
+        return False
     if not isinstance(node, ToolNode):
         cases.bad(
             name,
@@ -203,7 +217,7 @@ def _one_case(
             where=MATRIX,
             why="None means `build_node` has no `return`" if node is None else "",
         )
-        return
+        return False
     try:
         out, raised = _run(node, call, way, attempts)
     except LearnerHung:
@@ -364,14 +378,22 @@ def check_policy(build_node: Any) -> str:
         ]:
             if cases.hung is not None:
                 break
-            _one_case(cases, build_node, way, case, call, down)
+            if _one_case(cases, build_node, way, case, call, down) is False:
+                cases.items.append(
+                    Case(
+                        "the remaining cases",
+                        False,
+                        observed="not tried: build_node must return a ToolNode first",
+                    )
+                )
+                return cases.result("")
     if cases.hung is not None:
         cases.items.append(
             Case("the remaining cases", False, observed=f"not tried: “{cases.hung.name}” hung")
         )
     return cases.result(
-        f"bad arguments answered; {down[0]} and {down[1]} retried once then 'unavailable'; a flaky call "
-        "recovered; the bug stopped the run unretried; an unknown tool answered — under invoke and ainvoke."
+        "bad arguments answered; both outages retried once then 'unavailable'; a flaky call recovered; "
+        "the bug stopped the run unretried; an unknown tool answered — under invoke and ainvoke."
     )
 
 
