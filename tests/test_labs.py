@@ -851,6 +851,11 @@ class Hangs(Base):
         await asyncio.Event().wait()
 
 
+class SyncCall(Base):
+    def __call__(self, state):
+        return {"messages": []}
+
+
 class WrongSignature:
     def __init__(self, tools):
         self.tools = tools
@@ -890,6 +895,7 @@ def test_lab02_accepts_correct_alternatives_and_names_each_wrong_answer(quick_la
         "sequential": Sequential,
         "no return": NoReturn,
         "wrong signature": WrongSignature,
+        "sync __call__": SyncCall,
     }
     assert_verdicts(
         verdicts(lab02.check_node, answers),
@@ -915,6 +921,7 @@ def test_lab02_accepts_correct_alternatives_and_names_each_wrong_answer(quick_la
             "no return": ("None means `__call__` has no `return`",),
             "hangs": ("did not return within 3 s", "not tried"),
             "wrong signature": ("cannot be called the way the exercise calls it", "timeout"),
+            "sync __call__": ("`async def __call__(self, state)`",),
         },
     )
 
