@@ -297,6 +297,14 @@ def test_a_stub_is_still_a_stub_and_a_missing_name_says_which_cell_to_run():
     )
     assert message.count("NotImplementedError") == 1, message  # said once, not once per case
 
+    def build_node(tools):
+        raise NotImplementedError("Return a ToolNode that meets POLICY under invoke and ainvoke.")
+
+    message = rejected(
+        lab03.q1, {"build_node": build_node}, "still raises NotImplementedError: Return a ToolNode"
+    )
+    assert "cases failed" not in message, message
+
 
 def test_wrong_signature_not_callable_and_none_are_feedback():
     rejected(lab01.q1, {"run_calls": lambda calls: calls}, "cannot be called the way the exercise calls it")
