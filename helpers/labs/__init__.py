@@ -2,15 +2,26 @@
 
 One module per lab (`helpers.labs.lab01` ... `lab08`, numbered by the lesson the lab follows). Each
 exercise is an `Exercise`: its `check()` runs the learner's code for real (a real ToolNode, a real
-graph, real timing read as ratios) and, when something is not right yet, raises `CheckFailed` with
-what was expected, what was observed and the lesson section to re-read — never a bare assertion.
+graph, real timing read as ratios) and, when something is not right yet, raises ONE `CheckFailed`
+listing every case it tried — passed ✔ or failed ✘, each failure with what was expected, what was
+observed, where to look and a hint for that mistake — never a bare assertion.
 
-Checks work inside a running event loop (a notebook's top-level `await` loop): the learner's
-coroutines run on a fresh loop in a worker thread, so `q1.check()` is an ordinary call everywhere.
+The shared machinery every check uses:
 
-    python -m helpers.labs build          # regenerate labs/NN_*.ipynb from labs/solutions/
-    python -m helpers.labs report [DIR]   # run lab notebooks headless, print a per-exercise table
-    python -m helpers.labs reset N|all    # restore starters, keeping a backup of the learner's file
+- `run_learner(fn, *args, limit=LIMIT)` runs learner code under a time limit on every path (a sync
+  callable in a daemon worker thread, a coroutine on a fresh event loop in that thread, so it also
+  works from inside the notebook's running loop). A hang becomes `CheckFailed("your code did not
+  return within N s …")` and leaves the kernel usable; a learner exception becomes feedback naming
+  the exception and the learner's own line; a library's exception is named as the library's.
+- `Cases(key)` collects every case a check tries and `cases.result(summary)` raises one
+  `CheckFailed` listing them all when any failed.
+- `Exercise.check()` reads the learner's names, bounds what the learner's code prints during the
+  check, and turns anything unexpected into feedback.
+
+    python -m helpers.labs build               # regenerate labs/NN_*.ipynb from labs/solutions/
+    python -m helpers.labs report [DIR]        # grade lab notebooks with the course's own checks
+    python -m helpers.labs reset N|all         # restore starters, keeping a backup in labs/backups/
+    python -m helpers.labs restore N [BACKUP]  # bring a backup back
 
 Taught in `labs/README.md` (how labs work).
 """
@@ -18,16 +29,23 @@ Taught in `labs/README.md` (how labs work).
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import inspect
+import io
+import linecache
 import re
+import sysconfig
 import textwrap
 import threading
-from collections.abc import Awaitable, Callable, Mapping
+import traceback
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent.parent
+HELPERS = ROOT / "helpers"
 LABS = ROOT / "labs"
 SOLUTIONS = LABS / "solutions"
 NAMES = {
@@ -40,6 +58,14 @@ NAMES = {
 }
 """The six labs by number (the lesson each one follows) → file stem in `labs/` and `labs/solutions/`."""
 
+LIMIT = 10.0
+"""Seconds a check waits for one run of the learner's code before it reports a hang. A correct
+answer to any exercise returns in well under a second; 10 s survives a loaded laptop."""
+MAX_OUTPUT_LINES = 8
+"""How many lines of what the learner's code printed during a check are shown (the rest counted)."""
+MAX_OBSERVED = 300
+"""Characters of an observed value a message shows (cut at a word boundary, marked with …)."""
+
 BEGIN = re.compile(r"^(?P<indent>\s*)# BEGIN SOLUTION (?P<key>q\d+): (?P<stub>.+?)\s*$")
 END = re.compile(r"^\s*# END SOLUTION\s*$")
 STARTER = re.compile(r"^(?P<indent>\s*)# starter: ?(?P<code>.*)$")
@@ -47,58 +73,525 @@ STARTER = re.compile(r"^(?P<indent>\s*)# starter: ?(?P<code>.*)$")
 
 class CheckFailed(Exception):
     """An exercise is not solved yet: the message says what was expected, what was observed, and
-    where to look. Raised by `Exercise.check()`."""
+    where to look. Raised by `Exercise.check()`.
+
+    Built by `fail(...)`, the fields are kept as attributes (`summary`, `expected`, `observed`,
+    `where`, `why`) so `Cases` can list the failure among the other cases.
+    """
+
+    def __init__(self, message: str = "", **fields: str) -> None:
+        super().__init__(message)
+        self.fields = fields
+
+
+class LearnerHung(CheckFailed):
+    """The learner's code did not return within the check's time limit (`run_learner`)."""
+
+
+class LearnerRaised(CheckFailed):
+    """The learner's code raised (`run_learner`); `original` is the exception itself."""
+
+    def __init__(self, message: str, original: BaseException) -> None:
+        super().__init__(message)
+        self.original = original
+
+
+class StillAStub(LearnerRaised):
+    """The learner's code reached its own `raise NotImplementedError(...)` stub line."""
 
 
 def section(notebook: str, heading: str) -> str:
-    """A lesson section as text and a link JupyterLab opens at that heading (from `labs/`)."""
+    """A lesson section as text and a link JupyterLab opens at that heading (from `labs/`).
+
+    `heading` is the heading's text exactly as the notebook writes it (backticks included);
+    tests/test_labs.py resolves every `section(...)` of helpers/labs/ to a real heading.
+    """
     anchor = heading.replace("`", "").replace(" ", "-")
     return f"lesson {notebook[:2]} § “{heading.replace('`', '')}” (../notebooks/{notebook}.ipynb#{anchor})"
 
 
-def fail(summary: str, *, expected: str, observed: str, where: str, key: str = "") -> CheckFailed:
-    """Build the one message shape every failed check uses."""
+def shorten(text: Any, width: int = MAX_OBSERVED) -> str:
+    """`text` on one line, at most `width` characters, cut at a word boundary and marked `…`."""
+    text = " ".join(str(text).split())
+    if len(text) <= width:
+        return text
+    cut = text[: width - 1]
+    space = cut.rfind(" ")
+    if space > width // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:") + " …"
+
+
+def fail(
+    summary: str, *, expected: str, observed: str, where: str, key: str = "", why: str = ""
+) -> CheckFailed:
+    """Build the one message shape every failed check uses (its fields kept for `Cases`)."""
     lines = [
         f"{key + ' — ' if key else ''}not yet: {summary}",
         f"  expected: {expected}",
         f"  observed: {observed}",
-        f"  look at:  {where}",
     ]
+    if why:
+        lines.append(f"  why:      {why}")
+    lines.append(f"  look at:  {where}")
     if key:
         lines.append(f"  stuck?    {key}.hint() for a nudge, {key}.hint(2) for more, {key}.solution()")
-    return CheckFailed("\n".join(lines))
+    return CheckFailed(
+        "\n".join(lines), summary=summary, expected=expected, observed=observed, where=where, why=why
+    )
 
 
-def run_async(make: Callable[[], Awaitable[Any]], timeout: float = 60.0) -> Any:
-    """Run the coroutine `make()` creates, also when called from inside a running event loop.
+# -- where an exception came from ---------------------------------------------------------------------
+_LIBRARY_DIRS = tuple(
+    str(Path(p).resolve())
+    for p in {sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    if p
+)
+_CELL = re.compile(r"(ipykernel_\d+[/\\]\d+\.py$)|(^<ipython-input-)|(^<cell)")
 
-    With no loop running in this thread, `asyncio.run`; inside one (a notebook cell), a fresh loop
-    in a worker thread, waited for here. Exceptions are re-raised in the caller.
-    """
+
+def _kind(filename: str) -> str:
+    """'learner', 'course', 'library' or 'python' for a frame's file."""
+    if filename.startswith("<frozen"):
+        return "python"
+    if _CELL.search(filename):
+        return "learner"
+    if "site-packages" in filename or "dist-packages" in filename:
+        return "library"
     try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(_bounded(make, timeout))
-    box: dict[str, Any] = {}
+        path = Path(filename).resolve()
+    except (OSError, ValueError):
+        return "learner"
+    if path.is_relative_to(HELPERS):
+        return "course"
+    if filename.startswith("<frozen") or any(str(path).startswith(d) for d in _LIBRARY_DIRS):
+        return "python"
+    return "learner"  # a cell, a script or a test: code the learner (or a test playing one) wrote
+
+
+@functools.cache
+def _distributions() -> Mapping[str, list[str]]:
+    try:
+        from importlib.metadata import packages_distributions
+
+        return packages_distributions()
+    except Exception:  # noqa: BLE001 - a name is a nicety
+        return {}
+
+
+def _library_name(filename: str) -> str:
+    parts = Path(filename).parts
+    for marker in ("site-packages", "dist-packages"):
+        if marker in parts:
+            top = parts[parts.index(marker) + 1].removesuffix(".py")
+            names = _distributions().get(top)
+            return names[0] if names else top
+    return "Python"
+
+
+def _stdlib_module(filename: str) -> str:
+    path = Path(filename)
+    for base in _LIBRARY_DIRS:
+        with contextlib.suppress(ValueError):
+            return path.resolve().relative_to(base).parts[0].removesuffix(".py")
+    return path.stem
+
+
+def _where(frame: traceback.FrameSummary, frames: list[traceback.FrameSummary] = ()) -> str:
+    name = (frame.name or "?").replace(".<locals>", "")
+    if name.startswith("<"):  # a comprehension's frame: name the function around it
+        named = [f for f in frames if f.filename == frame.filename and not f.name.startswith("<")]
+        name = named[-1].name if named else name
+    if _CELL.search(frame.filename):
+        place = f"line {frame.lineno} of your cell"
+    else:
+        place = f"line {frame.lineno} of {Path(frame.filename).name}"
+    line = (frame.line or linecache.getline(frame.filename, frame.lineno or 0)).strip()
+    return f"`{name}`, {place}" + (f": `{shorten(line, 90)}`" if line else "")
+
+
+def _frames(exc: BaseException) -> list[traceback.FrameSummary]:
+    return list(traceback.extract_tb(exc.__traceback__)) if exc.__traceback__ else []
+
+
+def is_stub(exc: BaseException) -> bool:
+    """True when `exc` is a NotImplementedError raised by a learner's own `raise NotImplementedError`
+    line (a starter's stub), not by a library or the course."""
+    if not isinstance(exc, NotImplementedError):
+        return False
+    frames = _frames(exc)
+    if not frames or _kind(frames[-1].filename) != "learner":
+        return False
+    line = (frames[-1].line or linecache.getline(frames[-1].filename, frames[-1].lineno or 0)).strip()
+    return "raise NotImplementedError" in line
+
+
+def describe_exception(exc: BaseException, name: str | None = None) -> str:
+    """One or two lines naming an exception the learner's code led to, with the learner's frame.
+
+    "your code raised KeyError: 'tool' in `run_calls`, line 3 of your cell: `...`", or, when it
+    came from inside a library, "langchain-core raised NotImplementedError: … — called from your
+    `node`, line 5 of your cell"."""
+    text = f"{type(exc).__name__}: {shorten(exc, 200)}" if str(exc) else type(exc).__name__
+    frames = _frames(exc)
+    mine = [f for f in frames if _kind(f.filename) == "learner"]
+    origin = _kind(frames[-1].filename) if frames else "learner"
+    if origin == "learner":
+        where = f" in {_where(mine[-1], mine)}" if mine else ""
+        return f"your code raised {text}{where}"
+    if origin == "course":
+        source = f"the course's {Path(frames[-1].filename).relative_to(ROOT).as_posix()}"
+    elif origin == "library":
+        source = _library_name(frames[-1].filename)
+    else:
+        source = f"Python's {_stdlib_module(frames[-1].filename)}"
+    called = f" — called from your {_where(mine[-1], mine)}" if mine else ""
+    advice = ""
+    if "does not support sync invocation" in str(exc):
+        advice = ": this tool is async-only, use `await tool.ainvoke(...)`"
+    elif isinstance(exc, NotImplementedError):
+        advice = " (a NotImplementedError from a library, not your stub)"
+    return f"{source} raised {text}{called}{advice}"
+
+
+# -- running the learner's code under a time limit ----------------------------------------------------
+def _is_async_callable(fn: Any) -> bool:
+    if inspect.iscoroutinefunction(fn):
+        return True
+    call = getattr(type(fn), "__call__", None)  # noqa: B004 - an object's async __call__
+    return call is not None and not inspect.isfunction(fn) and inspect.iscoroutinefunction(call)
+
+
+def _run_in_fresh_loop(make: Callable[[], Any], state: dict[str, Any]) -> Any:
+    loop = asyncio.new_event_loop()
+    state["loop"] = loop
+    try:
+        asyncio.set_event_loop(loop)
+
+        async def main() -> Any:
+            state["task"] = asyncio.current_task()
+            value = make()
+            if inspect.isawaitable(value):
+                value = await value
+            return value
+
+        return loop.run_until_complete(main())
+    finally:
+        try:
+            pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+            for task in pending:
+                task.cancel()
+            if pending:
+                loop.run_until_complete(asyncio.wait(pending, timeout=1.0))
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        finally:
+            asyncio.set_event_loop(None)
+            loop.close()
+
+
+def run_limited(
+    fn: Callable[..., Any], *args: Any, limit: float | None = None, name: str | None = None, **kwargs: Any
+) -> Any:
+    """Call `fn(*args, **kwargs)` in a daemon worker thread and wait at most `limit` seconds.
+
+    A coroutine function, or a sync callable that returns an awaitable, runs on a fresh event loop
+    in that thread (so this works from inside the notebook's running loop). The value is returned
+    and an exception re-raised as it is; a run still going after `limit` raises `LearnerHung`
+    (for a coroutine the check cancels it first). `run_learner` adds the learner-facing messages.
+    """
+    label = name or getattr(fn, "__name__", None) or type(fn).__name__
+    limit = LIMIT if limit is None else limit
+    state: dict[str, Any] = {}
+    done = threading.Event()
 
     def work() -> None:
         try:
-            box["value"] = asyncio.run(_bounded(make, timeout))
-        except BaseException as exc:  # handed back to the caller's thread
-            box["error"] = exc
+            if _is_async_callable(fn):
+                state["value"] = _run_in_fresh_loop(lambda: fn(*args, **kwargs), state)
+            else:
+                value = fn(*args, **kwargs)
+                if inspect.isawaitable(value):
+                    value = _run_in_fresh_loop(lambda: value, state)
+                state["value"] = value
+        except BaseException as exc:  # noqa: BLE001 - handed back to the caller's thread
+            state["error"] = exc
+        finally:
+            done.set()
 
-    worker = threading.Thread(target=work, name="lab-check", daemon=True)
+    worker = threading.Thread(target=work, name=f"lab-check:{label}", daemon=True)
     worker.start()
-    worker.join(timeout + 5)
-    if "error" in box:
-        raise box["error"]
-    if "value" not in box:
-        raise CheckFailed(f"the check did not finish within {timeout:.0f} s: does your code wait forever?")
-    return box["value"]
+    if not done.wait(limit):
+        task, loop = state.get("task"), state.get("loop")
+        stopped = False
+        if task is not None and loop is not None and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(task.cancel)
+            stopped = done.wait(1.0)
+        after = (
+            "The check cancelled it."
+            if stopped
+            else "It runs on in a background (daemon) thread that cannot be stopped from here; "
+            "the notebook stays usable (restart the kernel to end it)."
+        )
+        raise LearnerHung(
+            f"your code did not return within {limit:g} s (`{label}`) — does it wait for something that "
+            f"never happens? (a `while True` retry, an event nobody sets, a lock or a semaphore never "
+            f"released, a sleep longer than the deadline) {after}",
+            summary=f"`{label}` did not return within {limit:g} s",
+        )
+    if "error" in state:
+        raise state["error"]
+    return state.get("value")
 
 
-async def _bounded(make: Callable[[], Awaitable[Any]], timeout: float) -> Any:
-    return await asyncio.wait_for(make(), timeout)
+def _signature(fn: Any) -> str:
+    try:
+        return str(inspect.signature(fn))
+    except (TypeError, ValueError):
+        return ""
+
+
+def run_learner(
+    fn: Callable[..., Any], *args: Any, limit: float | None = None, name: str | None = None, **kwargs: Any
+) -> Any:
+    """Run learner code under a time limit on every path; turn whatever goes wrong into feedback.
+
+    - returns what `fn(*args, **kwargs)` returns (awaited, on a fresh loop, if it is a coroutine);
+    - a hang → `LearnerHung` ("your code did not return within N s — …"), the kernel still usable;
+    - the learner's stub line → `StillAStub`;
+    - any other exception → `LearnerRaised` naming the exception and the learner's frame
+      ("your code raised KeyError: 'tool' in `run_calls`, line 3 of your cell"), or the library
+      it came from with the learner's call site. `.original` keeps the exception.
+    """
+    label = name or getattr(fn, "__name__", None) or type(fn).__name__
+    if not callable(fn):
+        raise LearnerRaised(
+            f"`{label}` is a {type(fn).__name__} ({shorten(repr(fn), 80)}), not a function: define it with "
+            "`def` or `async def`",
+            TypeError(f"{type(fn).__name__} is not callable"),
+        )
+    try:
+        inspect.signature(fn).bind(*args, **kwargs)
+    except TypeError as exc:
+        raise LearnerRaised(
+            f"your `{label}{_signature(fn)}` cannot be called the way the exercise calls it "
+            f"({len(args)} argument(s)"
+            f"{', ' + ', '.join(f'{k}=' for k in kwargs) if kwargs else ''}): {exc} — keep the signature "
+            "the exercise gives",
+            exc,
+        ) from None
+    except ValueError:
+        pass  # no signature to read (a builtin): let the call tell
+    try:
+        return run_limited(fn, *args, limit=limit, name=name, **kwargs)
+    except CheckFailed:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - every learner failure becomes feedback
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        if is_stub(exc):
+            raise StillAStub(
+                f"your code still raises NotImplementedError: {exc} (the starter's stub line). "
+                "Replace that `raise` line with your code, run the cell, then this check again.",
+                exc,
+            ) from None
+        raise LearnerRaised(describe_exception(exc, name), exc) from None
+
+
+def run_async(make: Callable[[], Awaitable[Any]], timeout: float | None = None) -> Any:
+    """Run the coroutine `make()` creates under a time limit, also from inside a running loop.
+
+    Exceptions are re-raised as they are; a hang raises `LearnerHung`. (`run_limited` for a
+    coroutine factory; kept for the checks written before `run_learner`.)
+    """
+    return run_limited(make, limit=timeout, name=getattr(make, "__name__", None))
+
+
+# -- every case a check tries --------------------------------------------------------------------------
+@dataclass
+class Case:
+    name: str
+    passed: bool
+    detail: str = ""
+    expected: str = ""
+    observed: str = ""
+    where: str = ""
+    why: str = ""
+
+
+class Cases:
+    """Every case one check tries, passed ✔ or failed ✘; `result()` raises one `CheckFailed`.
+
+        cases = Cases("q1")
+        cases.ok("unknown name", "answered with the allowed tools")
+        cases.bad("bad arguments", expected=..., observed=..., where=..., why="...")
+        with cases.case("a raising tool"):      # a `fail(...)` raised inside becomes a failed case
+            ...
+        return cases.result("all answered")     # raises when any case failed
+
+    After a case hung (`LearnerHung`), `cases.hung` is set and `run()` skips the rest, so one
+    hang costs one time limit, not one per case.
+    """
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        self.items: list[Case] = []
+        self.hung: Case | None = None
+
+    def record(
+        self,
+        name: str,
+        passed: bool,
+        *,
+        detail: str = "",
+        expected: str = "",
+        observed: str = "",
+        where: str = "",
+        why: str = "",
+    ) -> bool:
+        self.items.append(
+            Case(name, passed, detail, str(expected), shorten(observed) if observed else "", where, why)
+        )
+        return passed
+
+    def ok(self, name: str, detail: str = "") -> bool:
+        return self.record(name, True, detail=detail)
+
+    def bad(self, name: str, *, expected: str, observed: str, where: str = "", why: str = "") -> bool:
+        return self.record(name, False, expected=expected, observed=observed, where=where, why=why)
+
+    def failure(self, name: str, error: CheckFailed) -> bool:
+        """Record a `CheckFailed` (from `fail(...)`, `run_learner` or a nested check) as a failed case."""
+        if isinstance(error, StillAStub):
+            raise error  # the whole exercise is still a stub: say that once, not per case
+        f = getattr(error, "fields", {}) or {}
+        if isinstance(error, LearnerHung):
+            self.hung = Case(name, False)
+        if f.get("expected"):
+            return self.bad(
+                name if not f.get("summary") else f"{name}: {f['summary']}",
+                expected=f["expected"],
+                observed=f.get("observed", ""),
+                where=f.get("where", ""),
+                why=f.get("why", ""),
+            )
+        return self.bad(name, expected="", observed=str(error), where="", why="")
+
+    @contextlib.contextmanager
+    def case(self, name: str, detail: str = "") -> Iterator[None]:
+        """`with cases.case(name):` — passes unless a `CheckFailed` is raised inside."""
+        try:
+            yield
+        except StillAStub:
+            raise  # the whole exercise is still a stub: say that once, not per case
+        except CheckFailed as error:
+            self.failure(name, error)
+        else:
+            self.ok(name, detail)
+
+    def run(self, name: str, fn: Callable[[], Any], detail: str = "") -> Any:
+        """Run one case: `fn()` returns (passed, optional value) or raises `CheckFailed`. Skipped
+        (recorded as not tried) after an earlier case hung."""
+        if self.hung is not None:
+            self.items.append(Case(name, False, observed=f"not tried: “{self.hung.name}” hung first"))
+            return None
+        with self.case(name, detail):
+            return fn()
+        return None
+
+    @property
+    def failed(self) -> list[Case]:
+        return [c for c in self.items if not c.passed]
+
+    def text(self) -> str:
+        lines, last = [], None
+        for c in self.items:
+            if c.passed:
+                lines.append(f"  ✔ {c.name}" + (f" — {c.detail}" if c.detail else ""))
+                continue
+            same = (c.expected, c.observed, c.why, c.where)
+            if same == last:
+                lines.append(f"  ✘ {c.name} (as above)")
+                continue
+            last = same
+            lines.append(f"  ✘ {c.name}")
+            if c.expected:
+                lines.append(f"      expected: {c.expected}")
+            if c.observed:
+                lines.append(f"      observed: {c.observed}")
+            if c.why:
+                lines.append(f"      why:      {c.why}")
+            if c.where:
+                lines.append(f"      look at:  {c.where}")
+        return "\n".join(lines)
+
+    def result(self, summary: str) -> str:
+        """`summary` when every case passed; else raise one `CheckFailed` listing every case."""
+        if not self.failed:
+            return summary
+        n, total = len(self.failed), len(self.items)
+        first = self.failed[0]
+        raise CheckFailed(
+            f"{self.key} — not yet: {n} of {total} case{'s' if total != 1 else ''} failed.\n"
+            + self.text()
+            + f"\n{_stuck(self.key)}",
+            summary=f"{n} of {total} cases failed (first: {first.name})",
+            expected=first.expected,
+            observed=first.observed,
+            where=first.where,
+            why=first.why,
+        )
+
+
+def _stuck(key: str) -> str:
+    return f"  stuck?    {key}.hint() for a nudge, {key}.hint(2) for more, {key}.solution()"
+
+
+# -- output the learner's code prints during a check ----------------------------------------------------
+class _BoundedOutput(io.TextIOBase):
+    """Keeps the first `MAX_OUTPUT_LINES` lines written to it and counts the rest."""
+
+    def __init__(self) -> None:
+        self.kept: list[str] = []
+        self.lines = 0
+        self._partial = ""
+        self._lock = threading.Lock()
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        with self._lock:
+            text = self._partial + str(text)
+            *complete, self._partial = text.split("\n")
+            for line in complete:
+                self.lines += 1
+                if len(self.kept) < MAX_OUTPUT_LINES:
+                    self.kept.append(line[:160])
+            if len(self._partial) > 10_000:  # one endless line
+                self._partial = self._partial[:160]
+        return len(text)
+
+    def summary(self) -> str:
+        if self._partial:
+            self.write("\n")
+        if not self.lines:
+            return ""
+        shown = "\n".join(f"    | {line}" for line in self.kept)
+        more = (
+            f"\n    | … {self.lines - len(self.kept)} more line(s) not shown"
+            if self.lines > len(self.kept)
+            else ""
+        )
+        return f"  (your code printed {self.lines} line(s) during the check:)\n{shown}{more}"
+
+
+@contextlib.contextmanager
+def bounded_output() -> Iterator[_BoundedOutput]:
+    """Capture what is printed (any thread) while the check runs; `summary()` shows a bounded part."""
+    sink = _BoundedOutput()
+    with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+        yield sink
 
 
 @dataclass
@@ -109,8 +602,9 @@ class Exercise:
         lab: the lab's number, e.g. `"01"`.
         key: `"q1"`, `"q2"`, ... (the region name in the solution notebook).
         names: the names the learner defines (looked up in the notebook's globals).
-        checker: `checker(*values) -> str` runs them for real; returns a one-line summary when they
-            are right, raises `CheckFailed` (built with `fail`) when not.
+        checker: `checker(*values) -> str` runs them for real (learner code through `run_learner`);
+            returns a one-line summary when they are right, raises `CheckFailed` (from `fail` or
+            `Cases.result`) when not.
         hints: tiered hints, a nudge first, then more.
     """
 
@@ -133,22 +627,60 @@ class Exercise:
             values.append(namespace[name])
         return values
 
+    def _stuck(self) -> str:
+        return (
+            f"  stuck?    {self.key}.hint() for a nudge, {self.key}.hint(2) for more, {self.key}.solution()"
+        )
+
+    def run(self, namespace: Mapping[str, Any]) -> str:
+        """The checker's summary, or `CheckFailed` — whatever the learner's code does."""
+        values = self.values(namespace)
+        try:
+            return self.checker(*values)
+        except StillAStub as exc:
+            raise CheckFailed(f"{self.key} — not yet: {exc}\n{self._stuck()}") from None
+        except LearnerHung as exc:
+            raise CheckFailed(f"{self.key} — not yet: {exc}\n{self._stuck()}") from None
+        except LearnerRaised as exc:
+            raise CheckFailed(
+                f"{self.key} — not yet: {exc}\n"
+                "  Fix that line (`%xmode Context` shows the whole traceback when you run the function "
+                f"yourself), then this check again.\n{self._stuck()}"
+            ) from None
+        except CheckFailed:
+            raise
+        except Exception as exc:  # noqa: BLE001 - learner code called outside run_learner
+            if is_stub(exc):
+                raise CheckFailed(
+                    f"{self.key} — not yet: your code still raises NotImplementedError: {exc} (the starter's "
+                    f"stub line). Replace that `raise` line with your code, run the cell, then this check "
+                    f"again.\n{self._stuck()}"
+                ) from None
+            raise CheckFailed(f"{self.key} — not yet: {describe_exception(exc)}\n{self._stuck()}") from None
+
     def check(self, namespace: Mapping[str, Any] | None = None) -> None:
-        """Run the learner's code for real; print a confirmation, or raise `CheckFailed`."""
+        """Run the learner's code for real; print a confirmation, or raise `CheckFailed`.
+
+        What the learner's code prints meanwhile is captured: a few lines are shown, the rest
+        counted, so the verdict stays on screen. Safe to run twice, or before the cell defining
+        the names ran (it says which cell to run)."""
         if namespace is None:
             namespace = inspect.currentframe().f_back.f_globals  # the notebook's names
-        try:
-            summary = self.checker(*self.values(namespace))
-        except CheckFailed:
-            self.passed = False
-            raise
-        except NotImplementedError as exc:
-            self.passed = False
-            raise CheckFailed(
-                f"{self.key} — not yet: your code still raises NotImplementedError: {exc}\n"
-                f"  Replace that `raise` line with your code, run the cell, then this check again.\n"
-                f"  stuck?    {self.key}.hint() for a nudge, {self.key}.hint(2) for more"
-            ) from None
+        self.passed = False
+        with bounded_output() as printed:
+            try:
+                summary = self.run(namespace)
+            except CheckFailed as exc:
+                error = exc
+            else:
+                error = None
+        shown = printed.summary()
+        if error is not None:
+            if shown:
+                raise CheckFailed(f"{error}\n{shown}") from None
+            raise error.with_traceback(None) from None
+        if shown:
+            print(shown)
         self.passed = True
         print(f"✔ {self.key} passed: {summary}")
 
@@ -203,3 +735,24 @@ def solution_text(lab: str, key: str) -> str:
                 )
             )
     return "\n\n".join(found) or f"(no region {key} in {path.name})"
+
+
+__all__ = [
+    "LIMIT",
+    "Case",
+    "Cases",
+    "CheckFailed",
+    "Exercise",
+    "LearnerHung",
+    "LearnerRaised",
+    "StillAStub",
+    "bounded_output",
+    "describe_exception",
+    "fail",
+    "is_stub",
+    "run_async",
+    "run_learner",
+    "run_limited",
+    "section",
+    "shorten",
+]
