@@ -13,6 +13,7 @@ prediction is explained with its rule. Only the starter's `"?"` counts as "still
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -72,8 +73,9 @@ TODO = "?"
 """The starter's placeholder: the only value read as "still to write"."""
 
 
+@functools.cache
 def actual_shape(case: str) -> str:
-    """Run ToolNode on `case` for real and name the shape of what it returns."""
+    """Run ToolNode on `case` for real and name the shape of what it returns (once per kernel)."""
     kind, returns = CASES[case]
     out = ToolNode(RETURN_KINDS[returns]()).invoke(make_input(kind), runtime=Runtime())
     return output_shape(out)
@@ -235,11 +237,17 @@ CONTENT_WHY = {
 }
 
 
-def actual_contents() -> dict[str, str]:
+@functools.cache
+def _contents() -> tuple[tuple[str, str], ...]:
     tools = make_content_tools()
     calls = tool_calls_message([(t.name, {"city": "Paris"}) for t in tools])
     out = ToolNode(tools).invoke([calls], runtime=Runtime())
-    return {message.name: message.content for message in out}
+    return tuple((message.name, message.content) for message in out)
+
+
+def actual_contents() -> dict[str, str]:
+    """Each content tool's ToolMessage content, from a real ToolNode (run once per kernel)."""
+    return dict(_contents())
 
 
 def check_contents(CONTENTS: Any) -> str:  # noqa: N803

@@ -18,6 +18,7 @@ request. Both are accepted; a node nobody asked for, or one asked for and never 
 
 from __future__ import annotations
 
+import functools
 import inspect
 import operator
 import random
@@ -27,6 +28,7 @@ from collections import Counter
 from typing import Annotated, Any, TypedDict
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
+from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
@@ -36,7 +38,6 @@ from helpers.cities import WEATHER, weather_report
 from helpers.history import unanswered_tool_calls
 from helpers.labs import Cases, CheckFailed, Exercise, fail, run_learner, section
 from helpers.models import ScriptedChatModel
-from helpers.timing import CallRecorder
 from helpers.tools import make_city_tools
 
 LESSON = "06_command_and_parent"
@@ -241,11 +242,31 @@ def _signature_problem(fn: Any, name: str, n: int, shape: str) -> CheckFailed | 
     return None
 
 
+@functools.cache
+def _weather_schema() -> Any:
+    return make_city_tools(delay=0, sync=True)[0].args_schema
+
+
+def _weather_tool(calls: list[str]) -> BaseTool:
+    """The course's `lookup_weather`, recording each city it was really called for."""
+
+    def lookup_weather(city: str) -> str:
+        calls.append(city)
+        return weather_report(city)
+
+    return StructuredTool(
+        name="lookup_weather",
+        description="Look up today's weather for a city, e.g. Paris.",
+        func=lookup_weather,
+        args_schema=_weather_schema(),
+    )
+
+
 def _play(route_to: Any, build_team: Any, turns: list[list[dict]], rng: random.Random) -> None:
     """Play `turns` on one thread of a fresh parent graph; raise `CheckFailed` at the first problem."""
     where = section(LESSON, HAND_OFF)
-    weather_calls = CallRecorder()
-    tools = [route_to, make_city_tools(delay=0, recorder=weather_calls, record_city=True)[0]]
+    weather_calls: list[str] = []
+    tools = [route_to, _weather_tool(weather_calls)]
     team = run_learner(build_team, tools, limit=LIMIT, name="build_team")
     if team is None:
         raise fail(
@@ -300,7 +321,7 @@ def _play(route_to: Any, build_team: Any, turns: list[list[dict]], rng: random.R
                 continue
             city = call["args"]["city"]
             answer = answers.get(call["id"])
-            really = f"lookup_weather({city})" in [c.label for c in weather_calls.calls]
+            really = city in weather_calls
             if not really or answer is None or answer.content != weather_report(city):
                 raise fail(
                     f"{turn}lookup_weather's answer did not reach the parent",

@@ -16,6 +16,8 @@ city names are random, so nothing can be typed in; every run has a time limit.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import random
 import threading
 import uuid
@@ -60,27 +62,53 @@ class Effects:
             getattr(self, kind).append(value)
 
 
+@functools.cache
+def _schemas() -> dict[str, Any]:
+    """The tools' argument schemas, built once (pydantic models are slow to create)."""
+
+    def send_email(to: str, text: str) -> str:
+        """Send an email (a side effect that must happen once)."""
+
+    def delete(path: str) -> str:
+        """Delete a file for good."""
+
+    weather = make_city_tools(delay=0, sync=True)[0]
+    return {
+        "weather": weather,
+        "send_email": StructuredTool.from_function(send_email).args_schema,
+        "delete": StructuredTool.from_function(delete).args_schema,
+    }
+
+
 def make_tools(effects: Effects | None = None, *, delete_name: str = "delete_file") -> list[BaseTool]:
     """`[lookup_weather, send_email, <delete tool>]`; the delete tool carries
     `metadata={"requires_approval": True}` whatever its name. Sync tools: they run under `invoke`
     and `ainvoke`."""
     effects = effects if effects is not None else Effects()
-    weather = make_city_tools(delay=0, sync=True)[0]
+    schemas = _schemas()
 
     def send_email(to: str, text: str) -> str:
-        """Send an email (a side effect that must happen once)."""
         effects.add("sent", to)
         return f"sent to {to}"
 
     def delete(path: str) -> str:
-        """Delete a file for good."""
         effects.add("deleted", path)
         return f"deleted {path}"
 
-    dangerous = StructuredTool.from_function(
-        delete, name=delete_name, description="Delete a file for good.", metadata=dict(APPROVAL)
+    email = StructuredTool(
+        name="send_email",
+        description="Send an email (a side effect that must happen once).",
+        func=send_email,
+        args_schema=schemas["send_email"],
     )
-    return [weather, StructuredTool.from_function(send_email), dangerous]
+    dangerous = StructuredTool(
+        name=delete_name,
+        description="Delete a file for good.",
+        func=delete,
+        args_schema=schemas["delete"],
+        metadata=dict(APPROVAL),
+    )
+    return [schemas["weather"], email, dangerous]
 
 
 def _calls(rng: random.Random, delete_name: str | None, path: str) -> list[dict]:
@@ -170,7 +198,12 @@ def _turns(
             final = first
         else:
             if path in effects.deleted:
-                if delete_name != "delete_file":
+                if number > 1:
+                    why = (
+                        "approval is per call: a 'yes' for an earlier call approves that call only — a flag "
+                        "set once lets every later dangerous call through; ask again for each new call id"
+                    )
+                elif delete_name != "delete_file":
                     why = (
                         f"a guard keyed on the name 'delete_file' misses the same tool named {delete_name}: "
                         "decide by the tool's metadata (`tool.metadata.get('requires_approval')`)"
@@ -231,9 +264,13 @@ def _turns(
                     f"{turn}the deletion did not follow the answer {answer!r}",
                     expected=f"{path} not deleted: any answer other than 'yes' rejects",
                     observed=f"deleted {path}",
-                    why="`if answer:` is true for 'no' too (compare `answer == 'yes'`); and ToolNode runs "
-                    "every call of the last AIMessage unless a guard inside it refuses (wrap_tool_call and "
-                    "awrap_tool_call)",
+                    why="ToolNode runs every call of the last AIMessage unless a guard inside it refuses"
+                    + (
+                        " — under sync invoke that is `wrap_tool_call`: an `awrap_tool_call` alone is skipped"
+                        if way == "invoke"
+                        else " (`awrap_tool_call` under ainvoke)"
+                    )
+                    + "; and `if answer:` is true for 'no' too: compare `answer == 'yes'`",
                     where=approval,
                 )
             if answer != "yes" and (refusal is None or refusal.status != "error"):
@@ -314,6 +351,29 @@ def _probe(build_graph: Any, rng: random.Random) -> None:
 
 def check_guard(build_graph: Any, *, seed: int | None = None) -> str:
     key = "q1"
+    shape = (
+        "def build_graph(model, tools, checkpointer): ... return builder.compile(checkpointer=checkpointer)"
+    )
+    if not callable(build_graph):
+        raise fail(
+            "`build_graph` must be a function.",
+            key=key,
+            expected=shape,
+            observed=f"a {type(build_graph).__name__}: {build_graph!r}"[:200],
+            where=section(LESSON, APPROVAL_HEADING),
+        )
+    try:
+        inspect.signature(build_graph).bind(None, None, None)
+    except TypeError:
+        raise fail(
+            "`build_graph` must take 3 arguments: the model, the tools and the checkpointer.",
+            key=key,
+            expected=shape,
+            observed=f"build_graph{inspect.signature(build_graph)}",
+            where=section(LESSON, APPROVAL_HEADING),
+        ) from None
+    except ValueError:  # no signature to read: let the call decide
+        pass
     rng = random.Random(seed)
     renamed = rng.choice(RENAMES)
     scenarios = [
