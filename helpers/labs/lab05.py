@@ -69,6 +69,8 @@ WHY = {
         "6. The whole picture: a live table",
     ),
 }
+DETAILED = 3
+"""Wrong predictions explained in full; later ones take one line each (the verdict fits one screen)."""
 TODO = "?"
 """The starter's placeholder: the only value read as "still to write"."""
 
@@ -187,6 +189,11 @@ def check_shapes(SHAPES: Any) -> str:  # noqa: N803 - the learner's constant
         label = f"{case} ({kind}; {returns})"
         if canonical(mine) == canonical(real):
             cases.ok(label, real)
+            continue
+        if len(cases.failed) >= DETAILED:
+            cases.bad(
+                f"{label} — expected {real} (the why once the cases above pass)", expected="", observed=""
+            )
             continue
         why, heading = WHY[case]
         if mine is None or (isinstance(mine, str) and not mine.strip()):

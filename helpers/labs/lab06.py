@@ -165,10 +165,13 @@ def _plain(nodes: Counter) -> str:
 
 
 def _nodes_problem(
-    ran: list[str], calls: list[dict], claimed: list[str], earlier: list[str]
+    ran: list[str], calls: list[dict], claimed: list[str], earlier: list[str], history: list | None = None
 ) -> tuple[str, str] | None:
     """(observed, why) when the parent ran other nodes than the turn asked for; None when right."""
     asked, seen = Counter(_asked(calls)), Counter(ran)
+    before = list(history or [])
+    if history is not None:
+        history.append((asked, seen))
     missing = sorted(set(asked) - set(seen))
     extra = sorted(set(seen) - set(asked))
     too_often = sorted(n for n in seen if n in asked and seen[n] > asked[n])
@@ -181,6 +184,16 @@ def _nodes_problem(
             f"the parent's `visited` says {claimed}, but those nodes never ran: writing `visited` is not a "
             "hand-off — the check watches the parent's nodes themselves; hand over with "
             "`Command(graph=Command.PARENT, goto=...)`"
+        )
+    elif earlier and set(seen) == set(earlier) != set(asked):
+        why = (
+            f"the nodes of the previous turn ran ({_plain(seen)}): the hand-off "
+            "read an old AIMessage — take the LAST AIMessage of the history (this turn's calls)"
+        )
+    elif seen and any(ran_then == seen and asked_then != asked for asked_then, ran_then in before):
+        why = (
+            f"the same nodes ({_plain(seen)}) ran whatever the turn asked for: read the targets from this "
+            "turn's route_to calls (`call['args']['nodes']`), never type them in"
         )
     elif missing and not seen:
         why = (
@@ -197,11 +210,6 @@ def _nodes_problem(
         why = (
             "only the first route_to call's nodes ran: hand off to the nodes of every route_to call of "
             "the turn"
-        )
-    elif earlier and set(seen) & set(earlier) - set(asked):
-        why = (
-            f"nodes of an earlier turn ran ({sorted(set(seen) & set(earlier) - set(asked))}): the hand-off "
-            "read an old AIMessage — take the LAST AIMessage of the history (this turn's calls)"
         )
     elif extra:
         why = (
@@ -262,7 +270,9 @@ def _weather_tool(calls: list[str]) -> BaseTool:
     )
 
 
-def _play(route_to: Any, build_team: Any, turns: list[list[dict]], rng: random.Random) -> None:
+def _play(
+    route_to: Any, build_team: Any, turns: list[list[dict]], rng: random.Random, history: list | None = None
+) -> None:
     """Play `turns` on one thread of a fresh parent graph; raise `CheckFailed` at the first problem."""
     where = section(LESSON, HAND_OFF)
     weather_calls: list[str] = []
@@ -288,7 +298,7 @@ def _play(route_to: Any, build_team: Any, turns: list[list[dict]], rng: random.R
         final = run_learner(graph.ainvoke, start, thread, limit=LIMIT, name="the parent graph with your team")
         ran = recorder.take()
         claimed = list(final.get("visited", []))[before:]
-        problem = _nodes_problem(ran, calls, claimed, earlier)
+        problem = _nodes_problem(ran, calls, claimed, earlier, history)
         ids = {c["id"]: c["name"] for c in asked_message.tool_calls}
         dangling = [i for i in unanswered_tool_calls(final["messages"]) if i in ids]
         answers = {m.tool_call_id: m for m in final["messages"] if isinstance(m, ToolMessage)}
@@ -336,6 +346,41 @@ def _play(route_to: Any, build_team: Any, turns: list[list[dict]], rng: random.R
         earlier = _asked(calls)
 
 
+DETAILED = 3
+"""Failed cases shown in full (expected, observed, why, where); later ones take one line each, so a
+verdict fits on the first screen."""
+
+
+def _record_failure(cases: Cases, label: str, error: CheckFailed, seen: dict) -> None:
+    """Record a failed case; a mistake already explained above, or one past the first few, takes one line."""
+    if isinstance(error, labs.LearnerHung):
+        cases.failure(label, error)  # marks the rest "not tried": one hang costs one time limit
+        return
+    fields = getattr(error, "fields", {}) or {}
+    summary = fields.get("summary", "")
+    name = f"{label}: {summary}" if summary else label
+    why, observed = fields.get("why", ""), fields.get("observed", "") or str(error)
+    for kind in ("why", "observed", "where"):
+        seen.setdefault(kind, set())
+    if (why and why in seen["why"]) or observed in seen["observed"]:
+        cases.bad(f"{name} — the same mistake as above", expected="", observed="")
+        return
+    seen["why"].add(why)
+    seen["observed"].add(observed)
+    if seen.get("detailed", 0) >= DETAILED:
+        cases.bad(f"{name} (the details once the cases above pass)", expected="", observed="")
+        return
+    seen["detailed"] = seen.get("detailed", 0) + 1
+    if not fields.get("expected"):  # a hang or an exception of the learner's: its message says it all
+        cases.failure(label, error)
+        return
+    where = fields.get("where", "")
+    if where in seen["where"]:
+        where = ""  # one link per section is enough
+    seen["where"].add(where)
+    cases.bad(name, expected=fields["expected"], observed=observed, where=where, why=why)
+
+
 def check_hand_off(route_to: Any, build_team: Any, *, seed: int | None = None) -> str:
     key = "q1"
     where = section(LESSON, HAND_OFF)
@@ -354,7 +399,7 @@ def check_hand_off(route_to: Any, build_team: Any, *, seed: int | None = None) -
     if problem:
         raise problem
     rng = random.Random(seed)
-    cases, shown, whys = Cases(key), set(), set()
+    cases, seen, history = Cases(key), {}, []
     for label, turns in _random_turns(rng).items():
         nodes = _plain(Counter(_asked(turns[-1])))
         detail = (f"ran {nodes}" if nodes != "none" else "no hand-off") + ", every call answered"
@@ -362,18 +407,11 @@ def check_hand_off(route_to: Any, build_team: Any, *, seed: int | None = None) -
             cases.run(label, lambda: None)  # recorded as not tried
             continue
         try:
-            _play(route_to, build_team, turns, rng)
+            _play(route_to, build_team, turns, rng, history)
         except labs.StillAStub:
             raise
         except CheckFailed as error:
-            fields = getattr(error, "fields", {}) or {}
-            if fields.get("where") in shown:
-                fields["where"] = ""  # one link per section is enough
-            shown.add(fields.get("where"))
-            if fields.get("why") in whys:
-                fields["why"] = "the same mistake as above"
-            whys.add(fields.get("why"))
-            cases.failure(label, error)
+            _record_failure(cases, label, error, seen)
         else:
             cases.ok(label, detail)
     return cases.result(
