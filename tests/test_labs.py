@@ -1,28 +1,42 @@
-"""Labs: starters are generated from solutions; every check accepts its solution and rejects the
-mistakes real users make, each with a message that says what was expected, what was observed and
-where to look; starters fail only in their exercise and check cells; reset keeps a backup."""
+# ruff: noqa: B905 - the learner answers below are written the way learners write them
+"""Labs: starters are generated from solutions; the shared check machinery (a time limit on every
+path, learner and library exceptions named with the learner's line, every case listed, bounded
+output); for every exercise of labs 01-03, correct alternatives a learner writes are accepted and
+the wrong answers beginners write (hard-coded output, partial concurrency, the substring trick,
+skipped cancellation, a faked outcome, ...) are rejected with a message naming the mistake; every
+`look at` names a real heading; `report` grades with the course's own checks; reset and restore
+keep visible, distinct backups.
+
+The learner answers below run concurrently (their checks mostly wait), so the whole set stays fast.
+"""
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import contextlib
-import datetime as dt
+import functools
+import json
+import threading
 import time
-from typing import Annotated
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import nbformat
 import pytest
 from langchain_core.messages import AIMessage, ToolMessage
-from langchain_core.tools import InjectedToolCallId, tool
-from langgraph.graph import START, MessagesState, StateGraph
-from langgraph.prebuilt import ToolNode, tools_condition
-from langgraph.types import Command, Send, interrupt
+from langchain_core.tools import StructuredTool
+from langgraph.prebuilt import ToolNode
 
+import helpers.labs as core
 from helpers.labs import (
     LABS,
     NAMES,
+    ROOT,
     SOLUTIONS,
+    Cases,
     CheckFailed,
+    Exercise,
     lab01,
     lab02,
     lab03,
@@ -30,9 +44,11 @@ from helpers.labs import (
     lab06,
     lab08,
     run_async,
+    run_learner,
     solution_regions,
     solution_text,
 )
+from helpers.labs import __main__ as labs_cli
 from helpers.labs import build as labs_build
 
 MODULES = {"01": lab01, "02": lab02, "03": lab03, "05": lab05, "06": lab06, "08": lab08}
@@ -55,10 +71,40 @@ def rejected(exercise, namespace: dict, *phrases: str) -> str:
     with pytest.raises(CheckFailed) as info:
         exercise.check(namespace)
     message = str(info.value)
-    for part in ("not yet", "expected:", "observed:", "look at:", *phrases):
+    for part in ("not yet", *phrases):
         assert part in message, f"{part!r} missing from:\n{message}"
-    assert len(message.splitlines()) <= 25, message
     return message
+
+
+def verdicts(checker, answers: dict) -> dict[str, str]:
+    """Run `checker(answer)` for every answer at once; 'PASS' or the CheckFailed message."""
+
+    def one(answer):
+        try:
+            checker(answer)
+        except CheckFailed as exc:
+            return str(exc)
+        return "PASS"
+
+    with ThreadPoolExecutor(max_workers=6) as pool:  # more would make the CPU, not the checks, the limit
+        futures = {name: pool.submit(one, answer) for name, answer in answers.items()}
+        return {name: future.result() for name, future in futures.items()}
+
+
+def assert_verdicts(results: dict[str, str], expected: dict[str, tuple[str, ...]]) -> None:
+    """`expected[name]` is () for an accepted answer, else the phrases its message must contain."""
+    problems = []
+    for name, phrases in expected.items():
+        got = results[name]
+        if not phrases:
+            if got != "PASS":
+                problems.append(f"{name}: a correct answer was refused:\n{got}")
+            continue
+        if got == "PASS":
+            problems.append(f"{name}: a wrong answer passed")
+            continue
+        problems += [f"{name}: {p!r} missing from:\n{got}" for p in ("not yet", *phrases) if p not in got]
+    assert not problems, "\n\n".join(problems)
 
 
 # -- the pair: starter generated from solution -----------------------------------------------------------
@@ -72,15 +118,18 @@ def test_committed_starter_is_generated_from_its_solution(stem):
 
 
 @pytest.mark.parametrize("number", NAMES)
-def test_every_exercise_has_a_region_a_check_and_hints(number):
+def test_every_exercise_has_a_region_a_check_a_hint_cell_and_hints(number):
     nb = nbformat.read(SOLUTIONS / f"{NAMES[number]}.ipynb", as_version=4)
     keys = {key for cell in nb.cells for key, _, _ in solution_regions(cell.source)}
     checked = {key for cell in nb.cells for key in labs_build.CHECK_CALL.findall(cell.source)}
-    assert keys and keys == checked, (keys, checked)
+    assert keys and keys == checked == set(labs_build.exercises(number)), (keys, checked)
     for key in keys:
         exercise = getattr(MODULES[number], key)
         assert len(exercise.hints) >= 2
         assert solution_text(number, key).strip()
+    if number in ("01", "02", "03"):
+        hinted = {c.source.split(".")[0] for c in nb.cells if c.cell_type == "code" and ".hint(" in c.source}
+        assert hinted == keys, f"lab {number}: every exercise gets a `qN.hint()` cell ({hinted} vs {keys})"
 
 
 def test_starter_stub_says_what_to_write():
@@ -99,58 +148,465 @@ def test_starter_links_point_from_labs():
     )
 
 
+# -- every "look at" names a real heading --------------------------------------------------------------
+def _headings(notebook: str) -> set[str]:
+    nb = nbformat.read(ROOT / "notebooks" / f"{notebook}.ipynb", as_version=4)
+    return {
+        line.lstrip("#").strip()
+        for cell in nb.cells
+        if cell.cell_type == "markdown"
+        for line in cell.source.splitlines()
+        if line.startswith("#")
+    }
+
+
+def _section_calls(path: Path) -> list[tuple[int, str, str]]:
+    """Every `section(notebook, heading)` in a module, its arguments resolved to strings: literals,
+    module constants, and names unpacked from a module-level dict of tuples (`why, heading = WHY[c]`,
+    every value of that position)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    constants: dict[str, str] = {}
+    tables: dict[str, list[tuple]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(node.value, ast.Constant | ast.Dict):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in (t for t in targets if isinstance(t, ast.Name)):
+                if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+                    constants[target.id] = node.value.value
+                elif isinstance(node.value, ast.Dict):
+                    rows = [ast.literal_eval(v) for v in node.value.values if isinstance(v, ast.Tuple)]
+                    tables[target.id] = rows
+    unpacked: dict[str, list[str]] = {}
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.targets[0], ast.Tuple)
+            and isinstance(node.value, ast.Subscript)
+            and isinstance(node.value.value, ast.Name)
+            and node.value.value.id in tables
+        ):
+            for index, name in enumerate(node.targets[0].elts):
+                if isinstance(name, ast.Name):
+                    unpacked[name.id] = [row[index] for row in tables[node.value.value.id]]
+
+    def values(arg: ast.AST) -> list[str]:
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+            return [arg.value]
+        if isinstance(arg, ast.Name) and arg.id in constants:
+            return [constants[arg.id]]
+        if isinstance(arg, ast.Name) and arg.id in unpacked:
+            return unpacked[arg.id]
+        raise AssertionError(f"{path.name}:{arg.lineno}: section() needs literal strings or module constants")
+
+    return [
+        (node.lineno, notebook, heading)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "section"
+        for notebook in values(node.args[0])
+        for heading in values(node.args[1])
+    ]
+
+
+@pytest.mark.parametrize("number", NAMES)
+def test_every_look_at_names_a_real_heading(number):
+    path = ROOT / "helpers" / "labs" / f"lab{number}.py"
+    calls = _section_calls(path)
+    assert calls, f"{path.name} names no lesson section"
+    missing = [
+        f"{path.name}:{line}: {notebook} has no heading {heading!r}"
+        for line, notebook, heading in calls
+        if heading not in _headings(notebook)
+    ]
+    assert not missing, "\n".join(missing)
+
+
+# -- the shared machinery ------------------------------------------------------------------------------
+def test_a_sync_hang_is_reported_and_the_caller_goes_on():
+    stop = threading.Event()
+
+    def waits_forever():
+        stop.wait()
+
+    start = time.perf_counter()
+    with pytest.raises(core.LearnerHung, match=r"did not return within 0.3 s .* never happens\?.*daemon"):
+        run_learner(waits_forever, limit=0.3)
+    assert time.perf_counter() - start < 2
+    stop.set()  # free the worker thread the check left behind
+    assert run_learner(lambda: "still usable") == "still usable"
+
+
+def test_an_async_hang_is_cancelled_and_reported_also_from_inside_a_running_loop():
+    cancelled = []
+
+    async def waits_forever():
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.append(True)
+            raise
+
+    async def notebook_cell():
+        with pytest.raises(core.LearnerHung, match="The check cancelled it"):
+            run_learner(waits_forever, limit=0.3)
+        return run_async(lambda: asyncio.sleep(0, "ran"))
+
+    assert asyncio.run(notebook_cell()) == "ran"
+    assert cancelled == [True]
+
+
+def run_calls_with_a_typo(calls, tools_by_name):
+    first = calls[0]
+    return first["tool"]  # the learner's mistake: the key is "name"
+
+
+def test_a_learner_exception_names_the_learners_function_and_line():
+    with pytest.raises(core.LearnerRaised) as info:
+        run_learner(run_calls_with_a_typo, [{"name": "x"}], {})
+    message = str(info.value)
+    assert "your code raised KeyError: 'tool' in `run_calls_with_a_typo`, line" in message
+    assert 'return first["tool"]' in message and "helpers" not in message
+
+
+async def _ask(city: str) -> str:
+    return city
+
+
+ASYNC_ONLY = StructuredTool.from_function(coroutine=_ask, name="ask", description="Ask.")
+
+
+def test_a_library_error_is_named_as_the_librarys_with_the_learners_call_site():
+    def node(state):
+        return ASYNC_ONLY.invoke({"city": "Paris"})  # sync call of an async-only tool
+
+    exercise = Exercise("01", "q1", ("node",), lambda f: run_learner(f, {}), ("a", "b"))
+    message = rejected(
+        exercise, {"node": node}, "langchain-core raised NotImplementedError", "called from your `node`"
+    )
+    assert "await tool.ainvoke" in message and "still a stub" not in message
+
+
+def test_a_stub_is_still_a_stub_and_a_missing_name_says_which_cell_to_run():
+    rejected(lab01.q1, {}, "`run_calls` is not defined", "Run the exercise cell above")
+
+    async def run_calls(calls, tools_by_name):
+        raise NotImplementedError("Run every call at once.")
+
+    message = rejected(
+        lab01.q1, {"run_calls": run_calls}, "still raises NotImplementedError: Run every call at once"
+    )
+    assert message.count("NotImplementedError") == 1, message  # said once, not once per case
+
+
+def test_wrong_signature_not_callable_and_none_are_feedback():
+    rejected(lab01.q1, {"run_calls": lambda calls: calls}, "cannot be called the way the exercise calls it")
+    rejected(lab01.q1, {"run_calls": [("call-0", "x")]}, "not a function")
+    rejected(lab01.q1, {"run_calls": lambda calls, tools: None}, "None means the function has no `return`")
+
+
+def test_a_learner_who_prints_a_lot_does_not_bury_the_verdict(capsys):
+    ns = solution_namespace("01")
+
+    async def noisy(calls, tools_by_name):
+        for i in range(5000):
+            print("debug", i)
+        return await ns["run_calls"](calls, tools_by_name)
+
+    lab01.q1.check({"run_calls": noisy})
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1].startswith("✔ q1 passed") and len(out) < 20, out[-5:]
+    assert any("more line(s) not shown" in line for line in out)
+
+    async def noisy_and_wrong(calls, tools_by_name):
+        print("x" * 100_000)
+        return []
+
+    message = rejected(lab01.q1, {"run_calls": noisy_and_wrong}, "your code printed")
+    assert len(message) < 6000
+
+
+def test_a_check_run_twice_gives_the_same_verdict(capsys):
+    ns = solution_namespace("01")
+    lab01.q1.check(ns)
+    lab01.q1.check(ns)
+    lab01.q2.check(ns)
+    lab01.q2.check(ns)
+    assert capsys.readouterr().out.count("✔") == 4
+
+
+def test_cases_list_every_case_and_raise_once():
+    cases = Cases("q9")
+    cases.ok("first", "fine")
+    cases.bad("second", expected="2", observed="3", where="lesson 01", why="off by one")
+    cases.bad("fourth", expected="2", observed="3", where="lesson 01", why="off by one")
+    with cases.case("third"):
+        raise core.fail("a summary", expected="A", observed="B", where="W")
+    with pytest.raises(CheckFailed) as info:
+        cases.result("never")
+    text = str(info.value)
+    assert text.startswith("q9 — not yet: 3 of 4 cases failed.")
+    assert "✔ first — fine" in text and "✘ second" in text and "why:      off by one" in text
+    assert "✘ third: a summary" in text and "observed: B" in text and "✘ fourth (as above)" in text
+    assert "q9.hint()" in text
+    assert Cases("q1").result("all good") == "all good"
+
+
 # -- lab 01 ---------------------------------------------------------------------------------------------
-@pytest.mark.timing
-def test_lab01_rejects_sequential_calls_completion_order_and_a_skipped_dependency():
-    # the solution's acceptance: strict nbval on labs/solutions/, and test_lab01_verdicts_survive_a_stall
-    async def one_by_one(calls, tools_by_name):
-        return [(c["id"], await tools_by_name[c["name"]].ainvoke(c["args"])) for c in calls]
-
-    async def as_they_finish(calls, tools_by_name):
-        done = []
-
-        async def one(c):
-            done.append((c["id"], await tools_by_name[c["name"]].ainvoke(c["args"])))
-
-        await asyncio.gather(*(one(c) for c in calls))
-        return done
-
-    rejected(lab01.q1, {"run_calls": one_by_one}, "did not overlap", "at most 1 call(s) in flight")
-    rejected(lab01.q1, {"run_calls": as_they_finish}, "order of the calls", "completion order")
-
-    async def countries_in_turn(countries, capital, weather, sight):
-        lines = []
-        for country in countries:
-            city = await capital(country)
-            forecast, landmark = await asyncio.gather(weather(city), sight(city))
-            lines.append(f"{country}: {forecast}; {landmark}")
-        return lines
-
-    async def everything_at_once(countries, capital, weather, sight):
-        found = await asyncio.gather(*(weather(c) for c in countries), *(sight(c) for c in countries))
-        return [f"{c}: {found[i]}; {found[len(countries) + i]}" for i, c in enumerate(countries)]
-
-    rejected(lab01.q2, {"trip_report": countries_in_turn}, "did not overlap", "one after another")
-    rejected(lab01.q2, {"trip_report": everything_at_once}, "`unknown` means")
+async def gather_calls(calls, tools_by_name):
+    results = await asyncio.gather(*(tools_by_name[c["name"]].ainvoke(c["args"]) for c in calls))
+    return list(zip([c["id"] for c in calls], results))
 
 
-async def stall(after: float, seconds: float = 0.3) -> None:
-    """Freeze the event loop for `seconds`, as a loaded machine does, `after` seconds from now."""
-    await asyncio.sleep(after)
-    time.sleep(seconds)
+async def taskgroup_calls(calls, tools_by_name):
+    async with asyncio.TaskGroup() as group:
+        tasks = [group.create_task(tools_by_name[c["name"]].ainvoke(c["args"])) for c in calls]
+    return [(c["id"], t.result()) for c, t in zip(calls, tasks)]
+
+
+class CallRunner:
+    """A callable object, as a learner who likes classes writes it."""
+
+    async def __call__(self, calls, tools_by_name):
+        return await gather_calls(calls, tools_by_name)
+
+
+def logged(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return fn(*args, **kwargs)  # a sync wrapper returning the coroutine
+
+    return wrapper
+
+
+async def tool_messages(calls, tools_by_name):  # ainvoke(call) returns a ToolMessage
+    results = await asyncio.gather(*(tools_by_name[c["name"]].ainvoke(c) for c in calls))
+    return [(c["id"], r) for c, r in zip(calls, results)]
+
+
+async def one_by_one(calls, tools_by_name):
+    return [(c["id"], await tools_by_name[c["name"]].ainvoke(c["args"])) for c in calls]
+
+
+async def first_two_then_gather(calls, tools_by_name):
+    first = [(c["id"], await tools_by_name[c["name"]].ainvoke(c["args"])) for c in calls[:2]]
+    return first + await gather_calls(calls[2:], tools_by_name)
+
+
+async def first_then_gather(calls, tools_by_name):
+    first = [(calls[0]["id"], await tools_by_name[calls[0]["name"]].ainvoke(calls[0]["args"]))]
+    return first + await gather_calls(calls[1:], tools_by_name)
+
+
+async def as_they_finish(calls, tools_by_name):
+    done = []
+
+    async def one(c):
+        done.append((c["id"], await tools_by_name[c["name"]].ainvoke(c["args"])))
+
+    await asyncio.gather(*(one(c) for c in calls))
+    return done
+
+
+async def hard_coded(calls, tools_by_name):
+    return [
+        ("call-0", "Paris: sunny, 25 °C"),
+        ("call-1", "Paris: the Louvre"),
+        ("call-2", "London: cloudy, 18 °C"),
+        ("call-3", "London: the Tower of London"),
+        ("call-4", "Tokyo: light rain, 21 °C"),
+        ("call-5", "Tokyo: Senso-ji"),
+    ]
+
+
+async def notebook_tools(calls, tools_by_name):  # the notebook's TOOLS, not the ones passed in
+    return await gather_calls(calls, lab01.TOOLS)
+
+
+async def ids_by_position(calls, tools_by_name):
+    results = await asyncio.gather(*(tools_by_name[c["name"]].ainvoke(c["args"]) for c in calls))
+    return [(f"call-{i}", r) for i, r in enumerate(results)]
+
+
+async def one_tool_for_all(calls, tools_by_name):
+    weather = tools_by_name["lookup_weather"]
+    results = await asyncio.gather(*(weather.ainvoke(c["args"]) for c in calls))
+    return list(zip([c["id"] for c in calls], results))
+
+
+def sync_run_calls(calls, tools_by_name):  # a sync def calling async-only tools
+    return [(c["id"], tools_by_name[c["name"]].invoke(c["args"])) for c in calls]
+
+
+def test_lab01_q1_accepts_correct_alternatives_and_names_each_wrong_answer():
+    answers = {
+        "gather": gather_calls,
+        "TaskGroup": taskgroup_calls,
+        "callable object": CallRunner(),
+        "decorated function": logged(gather_calls),
+        "ainvoke(call) → ToolMessage": tool_messages,
+        "one by one": one_by_one,
+        "first two awaited, rest gathered": first_two_then_gather,
+        "first awaited, rest gathered": first_then_gather,
+        "completion order": as_they_finish,
+        "hard-coded answers": hard_coded,
+        "the notebook's TOOLS": notebook_tools,
+        "ids by position": ids_by_position,
+        "one tool for every call": one_tool_for_all,
+        "sync def": sync_run_calls,
+    }
+    assert_verdicts(
+        verdicts(lab01.check_run_calls, answers),
+        {
+            "gather": (),
+            "TaskGroup": (),
+            "callable object": (),
+            "decorated function": (),
+            "ainvoke(call) → ToolMessage": (),
+            "one by one": ("one after another", "at most 1 in flight"),
+            "first two awaited, rest gathered": (
+                "ran on their own before the rest",
+                "only partly concurrent",
+            ),
+            "first awaited, rest gathered": ("ran on its own before the rest", "only partly concurrent"),
+            "completion order": ("call order", "completion order"),
+            "hard-coded answers": ("does not fit another batch", "0 tool run(s) recorded"),
+            "the notebook's TOOLS": ("0 tool run(s) recorded", "through the tools given"),
+            "ids by position": ("with their own `call['id']`",),
+            "one tool for every call": ("each call runs its own tool",),
+            "sync def": ("langchain-core raised NotImplementedError", "await tool.ainvoke"),
+        },
+    )
+
+
+async def per_country(countries, capital, weather, sight):
+    async def one(country):
+        city = await capital(country)
+        forecast, landmark = await asyncio.gather(weather(city), sight(city))
+        return f"{country}: {forecast}; {landmark}"
+
+    return list(await asyncio.gather(*(one(c) for c in countries)))
+
+
+async def two_phases(countries, capital, weather, sight):  # all capitals, then every lookup
+    cities = await asyncio.gather(*(capital(c) for c in countries))
+    found = await asyncio.gather(*(weather(c) for c in cities), *(sight(c) for c in cities))
+    n = len(cities)
+    return [f"{c}: {found[i]}; {found[n + i]}" for i, c in enumerate(countries)]
+
+
+async def taskgroups(countries, capital, weather, sight):
+    async def one(country):
+        city = await capital(country)
+        async with asyncio.TaskGroup() as group:
+            w, s = group.create_task(weather(city)), group.create_task(sight(city))
+        return f"{country}: {w.result()}; {s.result()}"
+
+    async with asyncio.TaskGroup() as group:
+        tasks = [group.create_task(one(c)) for c in countries]
+    return [t.result() for t in tasks]
+
+
+async def countries_in_turn(countries, capital, weather, sight):
+    lines = []
+    for country in countries:
+        city = await capital(country)
+        forecast, landmark = await asyncio.gather(weather(city), sight(city))
+        lines.append(f"{country}: {forecast}; {landmark}")
+    return lines
+
+
+async def first_country_alone(countries, capital, weather, sight):
+    first = await per_country(countries[:1], capital, weather, sight)
+    return first + await per_country(countries[1:], capital, weather, sight)
+
+
+async def lookups_in_turn(countries, capital, weather, sight):
+    async def one(country):
+        city = await capital(country)
+        return f"{country}: {await weather(city)}; {await sight(city)}"
+
+    return list(await asyncio.gather(*(one(c) for c in countries)))
+
+
+async def everything_at_once(countries, capital, weather, sight):  # the dependency skipped
+    found = await asyncio.gather(*(weather(c) for c in countries), *(sight(c) for c in countries))
+    return [f"{c}: {found[i]}; {found[len(countries) + i]}" for i, c in enumerate(countries)]
+
+
+async def hard_coded_report(countries, capital, weather, sight):
+    return [
+        "France: Paris: sunny, 25 °C; Paris: the Louvre",
+        "England: London: cloudy, 18 °C; London: the Tower of London",
+        "Japan: Tokyo: light rain, 21 °C; Tokyo: Senso-ji",
+    ]
+
+
+async def in_completion_order(countries, capital, weather, sight):
+    lines = []
+
+    async def one(country):
+        city = await capital(country)
+        forecast, landmark = await asyncio.gather(weather(city), sight(city))
+        lines.append(f"{country}: {forecast}; {landmark}")
+
+    await asyncio.gather(*(one(c) for c in countries))
+    return lines
+
+
+async def forgot_return(countries, capital, weather, sight):
+    await per_country(countries, capital, weather, sight)
+
+
+def test_lab01_q2_accepts_correct_alternatives_and_names_each_wrong_answer():
+    answers = {
+        "per-country gather": per_country,
+        "two phases": two_phases,
+        "TaskGroups": taskgroups,
+        "countries in turn": countries_in_turn,
+        "first country alone": first_country_alone,
+        "city lookups in turn": lookups_in_turn,
+        "dependency skipped": everything_at_once,
+        "hard-coded report": hard_coded_report,
+        "completion order": in_completion_order,
+        "no return": forgot_return,
+    }
+    assert_verdicts(
+        verdicts(lab01.check_trip_report, answers),
+        {
+            "per-country gather": (),
+            "two phases": (),
+            "TaskGroups": (),
+            "countries in turn": ("the countries ran one after another",),
+            "first country alone": ("awaited on their own before the others were gathered",),
+            "city lookups in turn": ("weather(city) and sight(city) in flight at the same time",),
+            "dependency skipped": (
+                "`unknown` means a city lookup ran with the country",
+                "`capital(country)` never ran",
+            ),
+            "hard-coded report": ("drawn at random", "not be written out"),
+            "completion order": ("completion order; keep the order of `countries`",),
+            "no return": ("None means the function has no `return`",),
+        },
+    )
+
+
+def test_lab01_q2_names_the_structure_that_failed_not_a_speedup_that_passed():
+    message = verdicts(lab01.check_trip_report, {"x": first_country_alone})["x"]
+    assert "the countries handled together" in message and "at least 1.3x" not in message
 
 
 @pytest.mark.timing
 @pytest.mark.parametrize("after", [0.005, 0.05], ids=["early", "late"])
 def test_lab01_verdicts_survive_a_stall(after, capsys):
-    ns = solution_namespace("01")
+    async def stall(seconds: float = 0.3) -> None:
+        await asyncio.sleep(after)
+        time.sleep(seconds)  # a loaded machine freezes the loop
 
     async def run_calls(calls, tools_by_name):
-        results, _ = await asyncio.gather(ns["run_calls"](calls, tools_by_name), stall(after))
+        results, _ = await asyncio.gather(gather_calls(calls, tools_by_name), stall())
         return results
 
     async def trip_report(countries, capital, weather, sight):
-        lines, _ = await asyncio.gather(ns["trip_report"](countries, capital, weather, sight), stall(after))
+        lines, _ = await asyncio.gather(per_country(countries, capital, weather, sight), stall())
         return lines
 
     lab01.q1.check({"run_calls": run_calls})
@@ -158,42 +614,7 @@ def test_lab01_verdicts_survive_a_stall(after, capsys):
     assert capsys.readouterr().out.count("✔") == 2
 
 
-@pytest.mark.timing
-def test_lab02_verdict_survives_a_stall(capsys):
-    node_class = solution_namespace("02")["MyToolNode"]
-
-    class Stalled(node_class):
-        async def __call__(self, state):
-            update, _ = await asyncio.gather(super().__call__(state), stall(0.005))
-            return update
-
-    lab02.q1.check({"MyToolNode": Stalled})
-    assert "✔ q1 passed" in capsys.readouterr().out
-
-
-def test_checks_run_inside_a_running_event_loop(capsys):
-    ns = solution_namespace("01")
-
-    async def notebook_cell():  # a notebook cell runs inside the kernel's event loop
-        lab01.q1.check(ns)
-        return run_async(lambda: asyncio.sleep(0, "ran"))
-
-    assert asyncio.run(notebook_cell()) == "ran"
-    assert "✔ q1 passed" in capsys.readouterr().out
-
-
-def test_a_missing_name_or_a_stub_is_not_yet_not_a_crash():
-    with pytest.raises(CheckFailed, match="`run_calls` is not defined"):
-        lab01.q1.check({})
-
-    async def stub(calls, tools_by_name):
-        raise NotImplementedError("Run every call at once.")
-
-    with pytest.raises(CheckFailed, match="still raises NotImplementedError: Run every call at once"):
-        lab01.q1.check({"run_calls": stub})
-
-
-def test_hints_are_tiered(capsys):
+def test_lab01_hints_are_tiered(capsys):
     lab01.q1.hint()
     lab01.q1.hint(2)
     first, second = capsys.readouterr().out.split("Hint 2/2")
@@ -201,309 +622,586 @@ def test_hints_are_tiered(capsys):
 
 
 # -- lab 02 ---------------------------------------------------------------------------------------------
-class WaitForNode:
-    """Lesson 02's node as the source post writes it: `except TimeoutError` around `wait_for`."""
+class Base:
+    """A correct node (asyncio.timeout + expired), with hooks the wrong variants override."""
 
     def __init__(self, tools, *, timeout=None, max_concurrency=None):
         self.tools = {t.name: t for t in tools}
         self.timeout, self.max_concurrency = timeout, max_concurrency
 
-    async def __call__(self, state):
-        limit = asyncio.Semaphore(self.max_concurrency) if self.max_concurrency else contextlib.nullcontext()
-        calls = state["messages"][-1].tool_calls
-        return {"messages": list(await asyncio.gather(*(self.one(c, limit) for c in calls)))}
+    def calls(self, state):
+        return state["messages"][-1].tool_calls
 
-    def limit_for(self, shared):
+    def limit(self):
+        return asyncio.Semaphore(self.max_concurrency) if self.max_concurrency else contextlib.nullcontext()
+
+    def per_call(self, shared):
         return shared
 
-    async def one(self, call, limit):
-        def error(text):
-            return ToolMessage(text, name=call["name"], tool_call_id=call["id"], status="error")
+    def find(self, name):
+        return self.tools.get(name)
 
-        tool_ = self.tools.get(call["name"])
-        if tool_ is None:
-            return error(f"Error: unknown tool; use one of: {', '.join(self.tools)}")
-        async with self.limit_for(limit):
+    def error(self, call, text):
+        return ToolMessage(text, name=call["name"], tool_call_id=call["id"], status="error")
+
+    async def run(self, tool, call):
+        try:
+            async with asyncio.timeout(self.timeout) as scope:
+                return ToolMessage(
+                    str(await tool.ainvoke(call["args"])), name=call["name"], tool_call_id=call["id"]
+                )
+        except TimeoutError as exc:
+            if scope.expired():
+                return self.error(call, f"Error: {call['name']} took longer than {self.timeout} s.")
+            return self.error(call, f"Error: {exc!r}")
+        except Exception as exc:
+            return self.error(call, f"Error: {exc!r}")
+
+    async def one(self, call, shared):
+        tool = self.find(call["name"])
+        if tool is None:
+            return self.error(call, f"Unknown tool {call['name']!r}; allowed: {', '.join(self.tools)}")
+        async with self.per_call(shared):
+            return await self.run(tool, call)
+
+    async def __call__(self, state):
+        shared = self.limit()
+        return {"messages": list(await asyncio.gather(*(self.one(c, shared) for c in self.calls(state))))}
+
+
+# correct alternatives
+class TaskGroupWait(Base):
+    """TaskGroup for the batch; asyncio.wait on one task, cancelled when the deadline passes."""
+
+    async def run(self, tool, call):
+        task = asyncio.ensure_future(tool.ainvoke(call["args"]))
+        done, _ = await asyncio.wait({task}, timeout=self.timeout)
+        if not done:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            return self.error(call, f"timeout: {call['name']} did not finish in {self.timeout} seconds")
+        try:
+            return ToolMessage(str(task.result()), name=call["name"], tool_call_id=call["id"])
+        except Exception as exc:
+            return self.error(call, f"{type(exc).__name__}: {exc}")
+
+    async def __call__(self, state):
+        shared = self.limit()
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(self.one(c, shared)) for c in self.calls(state)]
+        return {"messages": [t.result() for t in tasks]}
+
+
+def closure_node(tools, *, timeout=None, max_concurrency=None):
+    """A closure instead of a class; other wording; a deadline flag set by the check itself."""
+    by_name = {t.name: t for t in tools}
+
+    async def node(state):
+        calls = state["messages"][-1].tool_calls
+        sem = asyncio.Semaphore(max_concurrency) if max_concurrency else None
+
+        async def answer(call):
+            def err(text):
+                return ToolMessage(text, tool_call_id=call["id"], status="error")
+
+            if call["name"] not in by_name:
+                return err(f"No such tool. Available tools: {sorted(by_name)}")
+
+            async def guarded():
+                if sem is None:
+                    return await by_name[call["name"]].ainvoke(call["args"])
+                async with sem:
+                    return await by_name[call["name"]].ainvoke(call["args"])
+
+            task = asyncio.create_task(guarded())
             try:
-                result = await asyncio.wait_for(tool_.ainvoke(call["args"]), self.timeout)
-            except TimeoutError:
-                return error(f"Error: {call['name']} took longer than {self.timeout} s.")
+                return ToolMessage(
+                    str(await asyncio.wait_for(asyncio.shield(task), timeout)), tool_call_id=call["id"]
+                )
+            except TimeoutError as exc:
+                if task.done():  # the tool itself raised TimeoutError
+                    return err(str(exc))
+                task.cancel()
+                return err(f"The call exceeded its deadline ({timeout} s) and was cancelled.")
             except Exception as exc:
-                return error(f"Error: {exc!r}")
+                return err(str(exc))
+
+        return {"messages": await asyncio.gather(*(answer(c) for c in calls))}
+
+    return node
+
+
+# -- wrong answers ---------------------------------------------------------------------------------------
+class SubstringTrick(Base):
+    def find(self, name):
+        return self.tools.get(name) or next((t for n, t in self.tools.items() if n in name), None)
+
+
+class OffByOne(Base):
+    def limit(self):
+        return (
+            asyncio.Semaphore(self.max_concurrency - 1) if self.max_concurrency else contextlib.nullcontext()
+        )
+
+
+class IgnoresTimeout(Base):
+    async def run(self, tool, call):
+        try:
+            return ToolMessage(
+                str(await tool.ainvoke(call["args"])), name=call["name"], tool_call_id=call["id"]
+            )
+        except Exception as exc:
+            return self.error(call, f"Error: {exc!r}")
+
+
+class WaitForConfusion(Base):
+    """`except TimeoutError` around wait_for; the message even carries the exception."""
+
+    async def run(self, tool, call):
+        try:
+            result = await asyncio.wait_for(tool.ainvoke(call["args"]), self.timeout)
+        except TimeoutError as exc:
+            return self.error(call, f"Error: {call['name']} timed out after {self.timeout} s {exc!r}")
+        except Exception as exc:
+            return self.error(call, f"Error: {exc!r}")
         return ToolMessage(str(result), name=call["name"], tool_call_id=call["id"])
 
 
+class WaitNoCancel(TaskGroupWait):
+    async def run(self, tool, call):
+        task = asyncio.ensure_future(tool.ainvoke(call["args"]))
+        done, _ = await asyncio.wait({task}, timeout=self.timeout)
+        if not done:
+            return self.error(call, f"Error: {call['name']} took longer than {self.timeout} s.")
+        try:
+            return ToolMessage(str(task.result()), name=call["name"], tool_call_id=call["id"])
+        except Exception as exc:
+            return self.error(call, f"Error: {exc!r}")
+
+
+class EveryAIMessage(Base):
+    def calls(self, state):
+        return [c for m in state["messages"] if isinstance(m, AIMessage) for c in m.tool_calls]
+
+
+class SemaphorePerCall(Base):
+    def per_call(self, shared):
+        return asyncio.Semaphore(self.max_concurrency) if self.max_concurrency else shared
+
+
+class SemaphoreInInit(Base):
+    def __init__(self, tools, *, timeout=None, max_concurrency=None):
+        super().__init__(tools, timeout=timeout, max_concurrency=max_concurrency)
+        self.sem = asyncio.Semaphore(max_concurrency) if max_concurrency else contextlib.nullcontext()
+
+    def limit(self):
+        return self.sem
+
+
+class FakedErrorText(Base):
+    async def run(self, tool, call):
+        message = await super().run(tool, call)
+        if message.status == "error" and "traffic" in str(message.content):
+            message.content = "Error: traffic service unreachable"
+        return message
+
+
+class NoTryExcept(Base):
+    async def run(self, tool, call):
+        return ToolMessage(str(await tool.ainvoke(call["args"])), name=call["name"], tool_call_id=call["id"])
+
+
+class CompletionOrder(Base):
+    async def __call__(self, state):
+        shared = self.limit()
+        out = []
+        for next_done in asyncio.as_completed([self.one(c, shared) for c in self.calls(state)]):
+            out.append(await next_done)
+        return {"messages": out}
+
+
+class UnknownWithoutList(Base):
+    async def one(self, call, shared):
+        if call["name"] not in self.tools:
+            return self.error(call, "Error: unknown tool")
+        return await super().one(call, shared)
+
+
+class Sequential(Base):
+    async def __call__(self, state):
+        shared = self.limit()
+        return {"messages": [await self.one(c, shared) for c in self.calls(state)]}
+
+
+class NoReturn(Base):
+    async def __call__(self, state):
+        await super().__call__(state)
+
+
+class Hangs(Base):
+    async def __call__(self, state):
+        await asyncio.Event().wait()
+
+
+class WrongSignature:
+    def __init__(self, tools):
+        self.tools = tools
+
+    async def __call__(self, state):
+        return {"messages": []}
+
+
+@pytest.fixture
+def quick_lab02(monkeypatch):
+    """A shorter deadline and hang for the suite (a correct call takes 0.02 s)."""
+    monkeypatch.setattr(lab02, "TIMEOUT", 0.6)
+    monkeypatch.setattr(lab02, "HANG", 1.8)
+    monkeypatch.setattr(core, "LIMIT", 3.0)
+
+
+def test_lab02_accepts_correct_alternatives_and_names_each_wrong_answer(quick_lab02):
+    answers = {
+        "hangs": Hangs,
+        "ignores timeout": IgnoresTimeout,
+        "asyncio.timeout + expired()": Base,
+        "TaskGroup + asyncio.wait, cancelled": TaskGroupWait,
+        "a closure, other wording": closure_node,
+        "the solution": solution_namespace("02")["MyToolNode"],
+        "substring trick": SubstringTrick,
+        "off-by-one semaphore": OffByOne,
+        "wait_for + except TimeoutError": WaitForConfusion,
+        "asyncio.wait, never cancelled": WaitNoCancel,
+        "answers every AIMessage": EveryAIMessage,
+        "semaphore per call": SemaphorePerCall,
+        "semaphore in __init__": SemaphoreInInit,
+        "faked error text": FakedErrorText,
+        "no try/except": NoTryExcept,
+        "completion order": CompletionOrder,
+        "unknown name without the list": UnknownWithoutList,
+        "sequential": Sequential,
+        "no return": NoReturn,
+        "wrong signature": WrongSignature,
+    }
+    assert_verdicts(
+        verdicts(lab02.check_node, answers),
+        {
+            "asyncio.timeout + expired()": (),
+            "TaskGroup + asyncio.wait, cancelled": (),
+            "a closure, other wording": (),
+            "the solution": (),
+            "substring trick": ("a tool ran for an unknown name", "merely contains"),
+            "off-by-one semaphore": ("fewer than the limit: an off-by-one",),
+            "ignores timeout": ("the node ignored `timeout`",),
+            "wait_for + except TimeoutError": ("catches the tool's own TimeoutError too", "scope.expired()"),
+            "asyncio.wait, never cancelled": ("answered but never cancelled", "only stops WAITING"),
+            "answers every AIMessage": ("answer only the LAST message's tool calls, not every AIMessage",),
+            "semaphore per call": ("no limit was applied", "a new Semaphore per call"),
+            "semaphore in __init__": ("bound to a different event loop", "made in `__init__`"),
+            "faked error text": ("the exception's own text", "not a message of your own"),
+            "no try/except": ("pydantic raised ValidationError", "called from your `run`"),
+            "completion order": ("completion order",),
+            "unknown name without the list": ("listing the allowed tools", "missing: lookup_weather"),
+            "sequential": ("did not run together", "started later"),
+            "no return": ("None means `__call__` has no `return`",),
+            "hangs": ("did not return within 3 s", "not tried"),
+            "wrong signature": ("cannot be called the way the exercise calls it", "timeout"),
+        },
+    )
+
+
 @pytest.mark.timing
-def test_lab02_rejects_crashes_confused_timeouts_and_fake_limits():
-    # the solution's acceptance: strict nbval on labs/solutions/, and test_lab02_verdict_survives_a_stall
-    class NoTryExcept(WaitForNode):  # the seed's minimal node: one failure sinks the batch
-        async def one(self, call, limit):
-            if call["name"] not in self.tools:
-                return ToolMessage(
-                    f"unknown; use one of {list(self.tools)}", tool_call_id=call["id"], status="error"
-                )
-            return ToolMessage(
-                str(await self.tools[call["name"]].ainvoke(call["args"])), tool_call_id=call["id"]
-            )
+def test_lab02_verdict_survives_a_stall(quick_lab02, capsys):
+    class Stalled(Base):
+        runs = 0
 
-    class SemaphorePerCall(WaitForNode):
-        def limit_for(self, shared):
-            return asyncio.Semaphore(self.max_concurrency) if self.max_concurrency else shared
+        async def __call__(self, state):
+            Stalled.runs += 1
+            if Stalled.runs % 2:  # every other run: the verdict, not the suite's time, is under test
+                return await super().__call__(state)
 
-    rejected(lab02.q1, {"MyToolNode": NoTryExcept}, "raised instead of answering", "ValidationError")
-    rejected(
-        lab02.q1,
-        {"MyToolNode": WaitForNode},
-        "own TimeoutError was reported as the node's timeout",
-        "tell them apart",
-    )
+            async def stall():
+                await asyncio.sleep(0.005)
+                time.sleep(0.3)
 
-    class FixedTimeout(WaitForNode):  # timeouts told apart, but a semaphore per call
-        async def one(self, call, limit):
-            tool_ = self.tools.get(call["name"])
-            if tool_ is None:
-                return ToolMessage(
-                    f"use one of: {', '.join(self.tools)}", tool_call_id=call["id"], status="error"
-                )
-            async with self.limit_for(limit):
-                try:
-                    async with asyncio.timeout(self.timeout) as scope:
-                        result = await tool_.ainvoke(call["args"])
-                except TimeoutError as exc:
-                    text = "timed out" if scope.expired() else repr(exc)
-                    return ToolMessage(text, tool_call_id=call["id"], status="error")
-                except Exception as exc:
-                    return ToolMessage(repr(exc), tool_call_id=call["id"], status="error")
-            return ToolMessage(str(result), tool_call_id=call["id"])
+            update, _ = await asyncio.gather(super().__call__(state), stall())
+            return update
 
-    class FakeLimit(FixedTimeout, SemaphorePerCall):
-        pass
+    lab02.q1.check({"MyToolNode": Stalled})
+    assert "✔ q1 passed" in capsys.readouterr().out
 
-    rejected(
-        lab02.q1, {"MyToolNode": FakeLimit}, "max_concurrency=3 was not kept", "a Semaphore created per call"
-    )
+
+def test_lab02_and_lesson_02_teach_the_same_semaphore_rule():
+    from helpers.nodes import CustomAsyncToolNode
+
+    assert "per run" in " ".join(lab02.q1.hints) and "`__init__`" in lab02.q1.hints[1]
+    verdict = verdicts(lab02.check_node, {"lesson 02's node": CustomAsyncToolNode})["lesson 02's node"]
+    assert verdict == "PASS", verdict
 
 
 # -- lab 03 ---------------------------------------------------------------------------------------------
-def test_lab03_accepts_the_solution_and_rejects_configurations_that_silently_differ(capsys):
-    ns = solution_namespace("03")
-    lab03.q1.check(ns)
-    assert "✔ q1 passed" in capsys.readouterr().out
-    solution = ns["build_node"]
-
-    def with_true(tools):
-        node = solution(tools)
-        return ToolNode(
-            tools,
-            handle_tool_errors=True,
-            wrap_tool_call=node._wrap_tool_call,
-            awrap_tool_call=node._awrap_tool_call,
-        )
-
-    def async_only(tools):
-        return ToolNode(tools, awrap_tool_call=solution(tools)._awrap_tool_call)
-
-    def exception_tuple(tools):
-        return ToolNode(tools, handle_tool_errors=(ConnectionError,))
-
-    rejected(lab03.q1, {"build_node": with_true}, "the retry never saw an exception")
-    rejected(lab03.q1, {"build_node": async_only}, "skipped by sync invoke")
-    rejected(
-        lab03.q1,
-        {"build_node": exception_tuple},
-        "bad arguments under invoke",
-        "switches off the default answer to argument errors",
+def _unavailable(request, text=None):
+    name = request.tool_call["name"]
+    return ToolMessage(
+        text or f"{name} is unavailable, try again later.",
+        name=name,
+        tool_call_id=request.tool_call["id"],
+        status="error",
     )
 
 
-def test_lab03_a_handler_for_everything_lets_the_bug_reach_the_model():
-    def everything(tools):
-        def retry(request, execute):
+def retry_once_policy(tools):
+    def retry_once(request, execute):
+        try:
             return execute(request)
+        except ConnectionError:
+            try:
+                return execute(request)
+            except ConnectionError:
+                return _unavailable(request)
 
-        return ToolNode(tools, handle_tool_errors=lambda e: f"failed: {e}", wrap_tool_call=retry)
+    async def aretry_once(request, execute):
+        try:
+            return await execute(request)
+        except ConnectionError:
+            try:
+                return await execute(request)
+            except ConnectionError:
+                return _unavailable(request)
 
-    rejected(lab03.q1, {"build_node": everything}, "not what the policy says")
-
-
-# -- lab 05 ---------------------------------------------------------------------------------------------
-def test_lab05_accepts_right_predictions_and_explains_wrong_ones(capsys):
-    ns = solution_namespace("05")
-    lab05.q1.check(ns)
-    lab05.q2.check(ns)
-    assert capsys.readouterr().out.count("✔") == 2
-    shapes = dict(
-        ns["SHAPES"],
-        B="[ToolMessage, ToolMessage]",
-        F="[Command(graph=PARENT, update={'messages': [ToolMessage]}, goto=[Send('A'), Send('B')])]",
-    )
-    message = rejected(
-        lab05.q1, {"SHAPES": shapes}, "2 of 6 predictions differ", "its own input kind", "updates DROPPED"
-    )
-    assert "look at:  lesson 05" in message
-    shapes = dict(ns["SHAPES"], D="{'messages': [ToolMessage, ToolMessage]}")  # rule two forgotten
-    rejected(lab05.q1, {"SHAPES": shapes}, "1 of 6 predictions differ", "rule two")
-    contents = dict(ns["CONTENTS"], forecast="{'city': 'Paris', 'temp': '25 °C'}", reserve="None")
-    rejected(lab05.q2, {"CONTENTS": contents}, "json.dumps", "'null'")
-    contents = dict(
-        ns["CONTENTS"], forecast='{"city": "Paris", "temp": "25 \\u00b0C"}', cities="Versailles, Reims"
-    )
-    rejected(lab05.q2, {"CONTENTS": contents}, "ensure_ascii=False", "not a list of content blocks")
-    with pytest.raises(CheckFailed, match="6 prediction"):
-        lab05.q1.check({"SHAPES": dict.fromkeys(lab05.CASES, "?")})
+    return ToolNode(tools, wrap_tool_call=retry_once, awrap_tool_call=aretry_once)
 
 
-# -- lab 06 ---------------------------------------------------------------------------------------------
-def test_lab06_accepts_the_solution_and_rejects_hand_offs_that_lose_messages(capsys):
-    ns = solution_namespace("06")
-    lab06.q1.check(ns)
-    assert "✔ q1 passed" in capsys.readouterr().out
+class RetryPolicy:
+    """A class with both wrappers as methods and a loop of attempts; other wording."""
 
-    @tool("route_to")
-    def route_from_the_tool(nodes: list[str], tool_call_id: Annotated[str, InjectedToolCallId]) -> Command:
-        """Ask the parent graph to run these nodes."""
-        answer = ToolMessage("handing over", tool_call_id=tool_call_id)
-        return Command(
-            graph=Command.PARENT, goto=[Send(n, None) for n in nodes], update={"messages": [answer]}
-        )
+    attempts = 2
 
-    def just_the_tool_node(tools):
-        team = StateGraph(lab06.ParentState)
-        team.add_node("tools", ToolNode(tools))
-        team.add_edge(START, "tools")
-        return team.compile()
+    def wrap(self, request, execute):
+        for _attempt in range(self.attempts):
+            try:
+                return execute(request)
+            except ConnectionError as exc:
+                last = exc
+        return _unavailable(request, f"Sorry: {request.tool_call['name']} is unavailable ({last}).")
 
-    def forwarding(keep):
-        def build_team(tools):
-            def hand_off(state):
-                asked = next(m for m in reversed(state["messages"]) if isinstance(m, AIMessage))
-                answers = [m for m in state["messages"] if isinstance(m, ToolMessage) and keep(m)]
-                sends = [
-                    Send(n, None)
-                    for c in asked.tool_calls
-                    if c["name"] == "route_to"
-                    for n in c["args"]["nodes"]
-                ]
-                if not sends:
-                    return {}
-                return Command(
-                    graph=Command.PARENT,
-                    goto=sends[0].node if keep is None else sends,
-                    update={"messages": answers},
-                )
-
-            team = StateGraph(lab06.ParentState)
-            team.add_node("tools", ToolNode(tools))
-            team.add_node("hand_off", hand_off)
-            team.add_edge(START, "tools")
-            team.add_edge("tools", "hand_off")
-            return team.compile()
-
-        return build_team
-
-    rejected(
-        lab06.q1,
-        {"route_to": route_from_the_tool, "build_team": just_the_tool_node},
-        "no ToolMessage answers",
-        "call_0_0 (route_to), call_0_1 (route_to)",
-    )
-    rejected(
-        lab06.q1,
-        {"route_to": ns["route_to"], "build_team": forwarding(lambda m: m.name == "route_to")},
-        "a hand-off and a lookup",
-        "call_0_1 (lookup_weather)",
-    )
+    async def awrap(self, request, execute):
+        for _attempt in range(self.attempts):
+            try:
+                return await execute(request)
+            except ConnectionError as exc:
+                last = exc
+        return _unavailable(request, f"Sorry: {request.tool_call['name']} is unavailable ({last}).")
 
 
-# -- lab 08 ---------------------------------------------------------------------------------------------
-def _loop(model, tools, checkpointer, **tool_node_options):
-    builder = StateGraph(MessagesState)
-    builder.add_node("llm", lambda state: {"messages": [model.invoke(state["messages"])]})
-    builder.add_node("tools", ToolNode(tools, **tool_node_options))
-    builder.add_edge(START, "llm")
-    builder.add_conditional_edges("llm", tools_condition)
-    builder.add_edge("tools", "llm")
-    return builder.compile(checkpointer=checkpointer)
+def class_based(tools):
+    policy = RetryPolicy()
+    return ToolNode(tools, wrap_tool_call=policy.wrap, awrap_tool_call=policy.awrap)
 
 
-def _approval(dangerous):
-    def ask(request):
-        if dangerous(request) and interrupt({"approve?": request.tool_call["name"]}) != "yes":
-            return ToolMessage(
-                "The user refused.",
-                name=request.tool_call["name"],
-                tool_call_id=request.tool_call["id"],
-                status="error",
-            )
-        return None
+def explicit_default(tools):
+    """The default handler named explicitly, and the async wrapper delegating to a shared helper."""
+    from langgraph.prebuilt.tool_node import _default_handle_tool_errors
+
+    def decide(request, first_error, retry):
+        try:
+            return retry()
+        except ConnectionError:
+            return _unavailable(request)
 
     def wrap(request, execute):
-        return ask(request) or execute(request)
+        try:
+            return execute(request)
+        except ConnectionError as exc:
+            return decide(request, exc, lambda: execute(request))
 
     async def awrap(request, execute):
-        return ask(request) or await execute(request)
+        try:
+            return await execute(request)
+        except ConnectionError:
+            try:
+                return await execute(request)
+            except ConnectionError:
+                return _unavailable(request)
 
-    return wrap, awrap
-
-
-def test_lab08_accepts_the_solution_and_rejects_bypassable_or_repeating_guards(capsys):
-    ns = solution_namespace("08")
-    lab08.q1.check(ns)
-    assert "✔ q1 passed" in capsys.readouterr().out
-
-    wrap, awrap = _approval(lambda r: r.tool_call["name"] == "delete_file")  # lesson 08's interceptor
-    rejected(
-        lab08.q1,
-        {"build_graph": lambda m, t, c: _loop(m, t, c, wrap_tool_call=wrap, awrap_tool_call=awrap)},
-        "the email was sent 2 times",
-        "re-runs the interrupted node",
-    )
-    wrap, awrap = _approval(lambda r: r.tool.metadata.get("requires_approval"))
-    rejected(
-        lab08.q1,
-        {"build_graph": lambda m, t, c: _loop(m, t, c, awrap_tool_call=awrap)},
-        "deleted before anyone approved",
-        "awrap_tool_call` alone is skipped",
+    return ToolNode(
+        tools, handle_tool_errors=_default_handle_tool_errors, wrap_tool_call=wrap, awrap_tool_call=awrap
     )
 
-    def refuse_in_the_approval_node(model, tools, checkpointer):  # ToolNode still runs the call
-        def approve(state):
-            risky = [c for c in state["messages"][-1].tool_calls if c["name"] == "delete_file"]
-            if risky and interrupt("approve?") != "yes":
-                return {
-                    "messages": [
-                        ToolMessage("refused", name=c["name"], tool_call_id=c["id"], status="error")
-                        for c in risky
-                    ]
-                }
-            return {}
 
-        builder = StateGraph(MessagesState)
-        builder.add_node("llm", lambda state: {"messages": [model.invoke(state["messages"])]})
-        builder.add_node("approve", approve)
-        builder.add_node("tools", ToolNode(tools))
-        builder.add_edge(START, "llm")
-        builder.add_conditional_edges("llm", tools_condition, {"tools": "approve", "__end__": "__end__"})
-        builder.add_edge("approve", "tools")
-        builder.add_edge("tools", "llm")
-        return builder.compile(checkpointer=checkpointer)
+# -- wrong --------------------------------------------------------------------------------------------
+def hard_coded_message(tools):
+    def wrap(request, execute):
+        try:
+            return execute(request)
+        except ConnectionError:
+            try:
+                return execute(request)
+            except ConnectionError:
+                return ToolMessage(
+                    "lookup_traffic is unavailable", tool_call_id=request.tool_call["id"], status="error"
+                )
 
-    rejected(
-        lab08.q1,
-        {"build_graph": refuse_in_the_approval_node},
-        "did not follow the answer 'no'",
-        "ToolNode runs every call of the last AIMessage",
+    async def awrap(request, execute):
+        return wrap(request, lambda r: None) if False else await _aw(request, execute)
+
+    async def _aw(request, execute):
+        try:
+            return await execute(request)
+        except ConnectionError:
+            try:
+                return await execute(request)
+            except ConnectionError:
+                return ToolMessage(
+                    "lookup_traffic is unavailable", tool_call_id=request.tool_call["id"], status="error"
+                )
+
+    return ToolNode(tools, wrap_tool_call=wrap, awrap_tool_call=awrap)
+
+
+def retries_everything(tools):
+    def wrap(request, execute):
+        try:
+            return execute(request)
+        except Exception:
+            try:
+                return execute(request)
+            except ConnectionError:
+                return _unavailable(request)
+
+    async def awrap(request, execute):
+        try:
+            return await execute(request)
+        except Exception:
+            try:
+                return await execute(request)
+            except ConnectionError:
+                return _unavailable(request)
+
+    return ToolNode(tools, wrap_tool_call=wrap, awrap_tool_call=awrap)
+
+
+def retry_until_it_works(tools):
+    def wrap(request, execute):
+        while True:
+            try:
+                return execute(request)
+            except ConnectionError:
+                continue
+
+    async def awrap(request, execute):
+        while True:
+            try:
+                return await execute(request)
+            except ConnectionError:
+                continue
+
+    return ToolNode(tools, wrap_tool_call=wrap, awrap_tool_call=awrap)
+
+
+def with_true(tools):
+    node = retry_once_policy(tools)
+    return ToolNode(
+        tools,
+        handle_tool_errors=True,
+        wrap_tool_call=node._wrap_tool_call,
+        awrap_tool_call=node._awrap_tool_call,
     )
-    by_name = solution_namespace("08")  # the solution, with the danger decided by the tool's name
-    source = solution_text("08", "q1").replace(
-        'return bool((tool.metadata or {}).get("requires_approval"))', 'return tool.name == "delete_file"'
+
+
+def async_only(tools):
+    return ToolNode(tools, awrap_tool_call=retry_once_policy(tools)._awrap_tool_call)
+
+
+def sync_only(tools):
+    return ToolNode(tools, wrap_tool_call=retry_once_policy(tools)._wrap_tool_call)
+
+
+def exception_tuple(tools):
+    return ToolNode(tools, handle_tool_errors=(ConnectionError,))
+
+
+def handler_for_everything(tools):
+    def retry(request, execute):
+        return execute(request)
+
+    return ToolNode(tools, handle_tool_errors=lambda e: f"failed: {e}", wrap_tool_call=retry)
+
+
+def no_return(tools):
+    ToolNode(tools)
+
+
+def plain(tools):
+    return ToolNode(tools)
+
+
+def build_node_raises(tools):
+    return ToolNode(tools, handle_tool_errors=handle)  # noqa: F821 - the learner's NameError
+
+
+RELEASE = threading.Event()
+
+
+def build_node_hangs(tools):
+    RELEASE.wait()
+
+
+def test_lab03_accepts_correct_alternatives_and_names_each_wrong_answer(monkeypatch):
+    monkeypatch.setattr(core, "LIMIT", 1.0)
+    answers = {
+        "two wrappers": retry_once_policy,
+        "the solution": solution_namespace("03")["build_node"],
+        "a class, a loop of two attempts, other wording": class_based,
+        "the default handler named": explicit_default,
+        "hard-coded outage message": hard_coded_message,
+        "retries every error": retries_everything,
+        "retry until it works": retry_until_it_works,
+        "handle_tool_errors=True": with_true,
+        "awrap_tool_call only": async_only,
+        "an exception tuple": exception_tuple,
+        "a handler for everything": handler_for_everything,
+        "no interceptor": plain,
+        "no return": no_return,
+        "build_node raises": build_node_raises,
+        "build_node hangs": build_node_hangs,
+        "wrong signature": lambda: ToolNode([]),
+    }
+    assert_verdicts(
+        verdicts(lab03.check_policy, answers),
+        {
+            "two wrappers": (),
+            "the solution": (),
+            "a class, a loop of two attempts, other wording": (),
+            "the default handler named": (),
+            "hard-coded outage message": ("not the tool that failed", "request.tool_call['name']"),
+            "retries every error": ("lookup_hotel ran 2 times", "catch only `ConnectionError`"),
+            "retry until it works": (
+                "a hang: no answer within 1 s",
+                "a retry loop with no limit",
+                "not tried",
+            ),
+            "handle_tool_errors=True": (
+                "the retry never saw an exception",
+                "turns every exception into a message",
+            ),
+            "awrap_tool_call only": ("skipped by sync invoke",),
+            "an exception tuple": ("switches off the default answer to argument errors",),
+            "a handler for everything": ("turns every exception into a message",),
+            "no interceptor": ("ToolNode has no retry of its own",),
+            "no return": (
+                "None means `build_node` has no `return`",
+                "build_node must return a ToolNode first",
+            ),
+            "build_node raises": ("your code raised NameError", "build_node_raises"),
+            "build_node hangs": ("did not return within 1 s",),
+            "wrong signature": ("cannot be called the way the exercise calls it",),
+        },
     )
-    assert "delete_file" in source
-    exec(compile(source, "<by name>", "exec"), by_name)  # noqa: S102 - our own solution, edited
-    rejected(lab08.q1, by_name, "purge_cache", "decide by the tool's metadata")
+    RELEASE.set()  # free the thread the hanging build_node left behind
 
 
-# -- starters run: they fail only in exercise and check cells ----------------------------------------------
+# -- starters run: they fail only in exercise and check cells; the course's checks grade them ------------
 FORGET = """
 for _name in [n for n in globals() if not n.startswith("_")
               and n not in ("In", "Out", "get_ipython", "exit", "quit")]:
@@ -511,13 +1209,14 @@ for _name in [n for n in globals() if not n.startswith("_")
 """  # a fresh namespace without `%reset -f`'s half second
 
 
-def test_starters_fail_only_in_their_exercise_and_check_cells():
-    """One kernel runs all six starters (each lab's names deleted before the next), then each is graded."""
+def test_starters_fail_only_in_their_exercise_and_check_cells_and_grade_not_yet():
+    """One kernel runs all six starters (each lab's names deleted before the next), each followed by
+    the course's own grading cells, as `report` appends them."""
     from nbclient import NotebookClient
 
     combined = nbformat.v4.new_notebook()
     spans = {}
-    for stem in NAMES.values():
+    for number, stem in NAMES.items():
         starter = nbformat.read(LABS / f"{stem}.ipynb", as_version=4)
         solution = nbformat.read(SOLUTIONS / f"{stem}.ipynb", as_version=4)
         exercises = {
@@ -528,6 +1227,8 @@ def test_starters_fail_only_in_their_exercise_and_check_cells():
         for cell in starter.cells:
             cell.metadata["exercise"] = cell.source in exercises
             combined.cells.append(cell)
+        graders = labs_build.grading_notebook(nbformat.v4.new_notebook(), number).cells
+        combined.cells += graders
         spans[stem] = (first, len(combined.cells))
     NotebookClient(
         combined,
@@ -539,7 +1240,7 @@ def test_starters_fail_only_in_their_exercise_and_check_cells():
 
     for stem, (first, last) in spans.items():
         for cell in combined.cells[first:last]:
-            if cell.cell_type != "code":
+            if cell.cell_type != "code" or cell.metadata.get("grading"):
                 continue
             errors = [o for o in cell.outputs if o.output_type == "error"]
             where = f"{stem} {cell.id}: {cell.source[:60]!r}"
@@ -550,51 +1251,129 @@ def test_starters_fail_only_in_their_exercise_and_check_cells():
                 assert not errors or errors[0].ename == "NotImplementedError", (where, errors)
             else:
                 assert not errors, (where, [(e.ename, e.evalue) for e in errors])
-        part = nbformat.v4.new_notebook(cells=combined.cells[first:last])
-        results = labs_build.grade(part, stem)
+        results = labs_build.grade(nbformat.v4.new_notebook(cells=combined.cells[first:last]), stem)
         assert results and {r.status for r in results} == {"not yet"}, results
 
 
-def test_grade_reads_passed_not_yet_and_error():
-    def cell(source, error=None):
-        c = nbformat.v4.new_code_cell(source)
-        c.outputs = (
-            [nbformat.v4.new_output("error", ename=error[0], evalue=error[1], traceback=[])] if error else []
-        )
-        return c
+def test_report_grades_with_the_course_checks_survives_a_hang_and_writes_json_and_csv(
+    tmp_path, monkeypatch, capsys
+):
+    """A learner's lab 01: q1 solved but its check wrapped in try/except (it would print 'passed'
+    anyway), q2's check cell deleted, a cell of their own that hangs, and a check object they
+    patched to pass. The report runs the course's checks in one kernel."""
+    monkeypatch.setattr(labs_build, "CELL_TIMEOUT", 3)
+    solution = nbformat.read(SOLUTIONS / f"{NAMES['01']}.ipynb", as_version=4)
+    cells = []
+    for cell in solution.cells:
+        if cell.cell_type == "code" and "q2.check(" in cell.source:
+            continue  # a deleted check cell
+        if cell.cell_type == "code" and "async def trip_report" in cell.source:
+            cell.source = "async def trip_report(countries, capital, weather, sight):\n    return []\n"
+        if cell.cell_type == "code" and "q1.check(" in cell.source:
+            cell.source = "try:\n    q1.check()\nexcept Exception:\n    print('passed')"
+        cells.append(cell)
+    cells.append(nbformat.v4.new_code_cell("import time\ntime.sleep(600)"))
+    cells.append(nbformat.v4.new_code_cell("q2.checker = lambda *a: 'ok'"))
+    nb = nbformat.v4.new_notebook(cells=cells, metadata=solution.metadata)
+    learner = tmp_path / "ana" / f"{NAMES['01']}.ipynb"
+    learner.parent.mkdir()
+    nbformat.write(nb, learner)
+    (tmp_path / "notes.ipynb").write_text("{}", encoding="utf-8")  # not a lab: ignored
+
+    code = labs_cli.main(
+        ["report", str(tmp_path), "--json", str(tmp_path / "r.json"), "--csv", str(tmp_path / "r.csv")]
+    )
+    out = capsys.readouterr()
+    assert code == 0
+    rows = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    assert [(r["exercise"], r["status"]) for r in rows["results"]] == [("q1", "passed"), ("q2", "not yet")]
+    assert rows["exercises"] == 2 and rows["passed"] == 1
+    assert "1 of 2 exercises passed." in out.out and "WARNING" not in out.out + out.err
+    assert (tmp_path / "r.csv").read_text(encoding="utf-8").splitlines()[
+        0
+    ] == "notebook,exercise,status,detail"
+
+
+def test_grade_and_table_count_only_real_exercises_and_cut_at_a_word():
+    def graded(key, record=None, error=None):
+        cell = nbformat.v4.new_code_cell("...")
+        cell.metadata["grading"] = key
+        cell.outputs = []
+        if record:
+            cell.outputs.append(
+                nbformat.v4.new_output(
+                    "stream", name="stdout", text=labs_build.GRADE_MARK + json.dumps(record)
+                )
+            )
+        if error:
+            cell.outputs.append(
+                nbformat.v4.new_output("error", ename=error[0], evalue=error[1], traceback=[])
+            )
+        return cell
 
     nb = nbformat.v4.new_notebook(
         cells=[
-            cell("q1.check()"),
-            cell("q2.check()", ("CheckFailed", "q2 — not yet: the calls did not overlap.\n  expected: ...")),
-            cell("x = 1 / 0", ("ZeroDivisionError", "division by zero")),
-            cell("q3.check()", ("NameError", "name 'q3' is not defined")),
+            graded("q1", {"exercise": "q1", "status": "passed", "detail": ""}),
+            graded("q2", {"exercise": "q2", "status": "not yet", "detail": "word " * 40}),
+            graded("q3", error=("CellTimeout", "the cell did not finish in time")),
         ]
     )
-    rows = [(r.exercise, r.status, r.detail) for r in labs_build.grade(nb, "lab.ipynb")]
-    assert rows == [
-        ("q1", "passed", ""),
-        ("q2", "not yet", "the calls did not overlap."),
-        ("q3", "error", "ZeroDivisionError: division by zero"),
-    ]
-    assert "1 of 3 exercises passed." in labs_build.table(labs_build.grade(nb, "lab.ipynb"))
+    results = labs_build.grade(nb, "lab.ipynb")
+    assert [(r.exercise, r.status) for r in results] == [("q1", "passed"), ("q2", "not yet"), ("q3", "error")]
+    assert "took longer than" in results[2].detail
+    results.append(labs_build.Result("broken.ipynb", "-", "error", "JSONDecodeError: not a notebook"))
+    text = labs_build.table(results)
+    assert "1 of 3 exercises passed. 1 notebook(s) could not be graded" in text
+    assert "word word …" in text and "wor …" not in text
 
 
-def test_reset_restores_the_starter_and_backs_up_the_learners_file(tmp_path, monkeypatch):
+# -- reset and restore ------------------------------------------------------------------------------------
+@pytest.fixture
+def labs_dir(tmp_path, monkeypatch):
     labs = tmp_path / "labs"
     labs.mkdir()
     monkeypatch.setattr(labs_build, "LABS", labs)
-    monkeypatch.setattr(labs_build, "BACKUPS", labs / ".backups")
-    mine = labs / f"{NAMES['01']}.ipynb"
-    mine.write_text("my work", encoding="utf-8")
-    path, backup = labs_build.reset("1", now=dt.datetime(2026, 11, 30, 15, 20, 0))
-    assert path.read_text(encoding="utf-8") == labs_build.starter_text(NAMES["01"])
-    assert backup == labs / ".backups" / f"{NAMES['01']}.2026-11-30T15-20-00.ipynb"
-    assert backup.read_text(encoding="utf-8") == "my work"
-    assert labs_build.reset("01") == (path, None)  # unchanged: nothing to back up
+    monkeypatch.setattr(labs_build, "BACKUPS", labs / "backups")
+    monkeypatch.setattr(labs_cli, "LABS", labs)
+    return labs
+
+
+def test_two_resets_in_one_second_keep_two_backups_and_restore_brings_either_back(labs_dir, capsys):
+    mine = labs_dir / f"{NAMES['01']}.ipynb"
+    same_second = __import__("datetime").datetime(2026, 11, 30, 15, 20, 0)
+    mine.write_text("my first work", encoding="utf-8")
+    _, first = labs_build.reset("1", now=same_second)
+    mine.write_text("my second work", encoding="utf-8")
+    _, second = labs_build.reset("01", now=same_second)
+    assert first != second and first.parent == second.parent == labs_dir / "backups"
+    assert not any(part.startswith(".") for part in first.relative_to(labs_dir).parts)
+    assert first.read_text(encoding="utf-8") == "my first work"
+    assert mine.read_text(encoding="utf-8") == labs_build.starter_text(NAMES["01"])
+    assert labs_build.reset("01") == (mine, None)  # unchanged: nothing to back up
+
+    path, source, saved = labs_build.restore("01")  # the newest; a pristine starter is not backed up
+    assert source == second and mine.read_text(encoding="utf-8") == "my second work" and saved is None
+    path, source, saved = labs_build.restore("01", first.name)  # a named one; the replaced file kept
+    assert (
+        mine.read_text(encoding="utf-8") == "my first work"
+        and saved.read_text(encoding="utf-8") == "my second work"
+    )
+    with pytest.raises(SystemExit, match="No backup 'nope.ipynb'"):
+        labs_build.restore("01", "nope.ipynb")
     with pytest.raises(SystemExit, match="the labs are 01, 02, 03, 05, 06, 08"):
         labs_build.reset("04")
 
+    assert labs_cli.main(["reset", "01"]) == 0
+    out = capsys.readouterr().out
+    assert "your version saved as" in out and "close its tab" in out and "restore NN" in out
 
-def test_backups_are_ignored_by_git():
-    assert ".backups/" in (LABS / ".gitignore").read_text(encoding="utf-8").split()
+
+def test_backups_are_ignored_by_git_and_listed_in_the_readme():
+    import subprocess
+
+    ignored = subprocess.run(
+        ["git", "check-ignore", "-q", "labs/backups/01_make_it_concurrent.x.ipynb"], cwd=ROOT, check=False
+    )
+    assert ignored.returncode == 0
+    readme = (LABS / "README.md").read_text(encoding="utf-8")
+    assert "labs/backups/" in readme and "python -m helpers.labs restore" in readme and "--json" in readme

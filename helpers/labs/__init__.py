@@ -189,8 +189,19 @@ def _library_name(filename: str) -> str:
     return "Python"
 
 
-def _where(frame: traceback.FrameSummary) -> str:
+def _stdlib_module(filename: str) -> str:
+    path = Path(filename)
+    for base in _LIBRARY_DIRS:
+        with contextlib.suppress(ValueError):
+            return path.resolve().relative_to(base).parts[0].removesuffix(".py")
+    return path.stem
+
+
+def _where(frame: traceback.FrameSummary, frames: list[traceback.FrameSummary] = ()) -> str:
     name = (frame.name or "?").replace(".<locals>", "")
+    if name.startswith("<"):  # a comprehension's frame: name the function around it
+        named = [f for f in frames if f.filename == frame.filename and not f.name.startswith("<")]
+        name = named[-1].name if named else name
     if _CELL.search(frame.filename):
         place = f"line {frame.lineno} of your cell"
     else:
@@ -226,15 +237,15 @@ def describe_exception(exc: BaseException, name: str | None = None) -> str:
     mine = [f for f in frames if _kind(f.filename) == "learner"]
     origin = _kind(frames[-1].filename) if frames else "learner"
     if origin == "learner":
-        where = f" in {_where(mine[-1])}" if mine else ""
+        where = f" in {_where(mine[-1], mine)}" if mine else ""
         return f"your code raised {text}{where}"
     if origin == "course":
         source = f"the course's {Path(frames[-1].filename).relative_to(ROOT).as_posix()}"
     elif origin == "library":
         source = _library_name(frames[-1].filename)
     else:
-        source = f"Python's {Path(frames[-1].filename).stem}"
-    called = f" — called from your {_where(mine[-1])}" if mine else ""
+        source = f"Python's {_stdlib_module(frames[-1].filename)}"
+    called = f" — called from your {_where(mine[-1], mine)}" if mine else ""
     advice = ""
     if "does not support sync invocation" in str(exc):
         advice = ": this tool is async-only, use `await tool.ainvoke(...)`"
@@ -279,7 +290,7 @@ def _run_in_fresh_loop(make: Callable[[], Any], state: dict[str, Any]) -> Any:
 
 
 def run_limited(
-    fn: Callable[..., Any], *args: Any, limit: float = LIMIT, name: str | None = None, **kwargs: Any
+    fn: Callable[..., Any], *args: Any, limit: float | None = None, name: str | None = None, **kwargs: Any
 ) -> Any:
     """Call `fn(*args, **kwargs)` in a daemon worker thread and wait at most `limit` seconds.
 
@@ -289,6 +300,7 @@ def run_limited(
     (for a coroutine the check cancels it first). `run_learner` adds the learner-facing messages.
     """
     label = name or getattr(fn, "__name__", None) or type(fn).__name__
+    limit = LIMIT if limit is None else limit
     state: dict[str, Any] = {}
     done = threading.Event()
 
@@ -332,8 +344,15 @@ def run_limited(
     return state.get("value")
 
 
+def _signature(fn: Any) -> str:
+    try:
+        return str(inspect.signature(fn))
+    except (TypeError, ValueError):
+        return ""
+
+
 def run_learner(
-    fn: Callable[..., Any], *args: Any, limit: float = LIMIT, name: str | None = None, **kwargs: Any
+    fn: Callable[..., Any], *args: Any, limit: float | None = None, name: str | None = None, **kwargs: Any
 ) -> Any:
     """Run learner code under a time limit on every path; turn whatever goes wrong into feedback.
 
@@ -344,6 +363,25 @@ def run_learner(
       ("your code raised KeyError: 'tool' in `run_calls`, line 3 of your cell"), or the library
       it came from with the learner's call site. `.original` keeps the exception.
     """
+    label = name or getattr(fn, "__name__", None) or type(fn).__name__
+    if not callable(fn):
+        raise LearnerRaised(
+            f"`{label}` is a {type(fn).__name__} ({shorten(repr(fn), 80)}), not a function: define it with "
+            "`def` or `async def`",
+            TypeError(f"{type(fn).__name__} is not callable"),
+        )
+    try:
+        inspect.signature(fn).bind(*args, **kwargs)
+    except TypeError as exc:
+        raise LearnerRaised(
+            f"your `{label}{_signature(fn)}` cannot be called the way the exercise calls it "
+            f"({len(args)} argument(s)"
+            f"{', ' + ', '.join(f'{k}=' for k in kwargs) if kwargs else ''}): {exc} — keep the signature "
+            "the exercise gives",
+            exc,
+        ) from None
+    except ValueError:
+        pass  # no signature to read (a builtin): let the call tell
     try:
         return run_limited(fn, *args, limit=limit, name=name, **kwargs)
     except CheckFailed:
@@ -360,7 +398,7 @@ def run_learner(
         raise LearnerRaised(describe_exception(exc, name), exc) from None
 
 
-def run_async(make: Callable[[], Awaitable[Any]], timeout: float = LIMIT) -> Any:
+def run_async(make: Callable[[], Awaitable[Any]], timeout: float | None = None) -> Any:
     """Run the coroutine `make()` creates under a time limit, also from inside a running loop.
 
     Exceptions are re-raised as they are; a hang raises `LearnerHung`. (`run_limited` for a
@@ -464,11 +502,16 @@ class Cases:
         return [c for c in self.items if not c.passed]
 
     def text(self) -> str:
-        lines = []
+        lines, last = [], None
         for c in self.items:
             if c.passed:
                 lines.append(f"  ✔ {c.name}" + (f" — {c.detail}" if c.detail else ""))
                 continue
+            same = (c.expected, c.observed, c.why, c.where)
+            if same == last:
+                lines.append(f"  ✘ {c.name} (as above)")
+                continue
+            last = same
             lines.append(f"  ✘ {c.name}")
             if c.expected:
                 lines.append(f"      expected: {c.expected}")

@@ -1,4 +1,5 @@
-"""`python -m helpers.labs build | report [DIR] | reset N|all` (the Makefile's labs targets)."""
+"""`python -m helpers.labs build | report [DIR] | reset N|all | restore N [BACKUP]` (the Makefile's
+labs targets)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,24 @@ import sys
 from pathlib import Path
 
 from helpers.labs import LABS, NAMES, ROOT
-from helpers.labs.build import build, report, reset, table
+from helpers.labs.build import (
+    OPEN_TAB_WARNING,
+    backups,
+    build,
+    report,
+    reset,
+    restore,
+    table,
+    write_csv,
+    write_json,
+)
+
+
+def _shown(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -15,15 +33,23 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     bld = sub.add_parser("build", help="regenerate labs/NN_*.ipynb (starters) from labs/solutions/")
     bld.add_argument("numbers", nargs="*", help=f"lab numbers ({', '.join(NAMES)}); default: all")
-    rep = sub.add_parser("report", help="run lab notebooks headless; print a per-exercise table")
+    rep = sub.add_parser(
+        "report",
+        help="grade lab notebooks with the course's own checks (the notebooks' check cells are not run)",
+    )
     rep.add_argument(
         "folder",
         nargs="?",
-        default=str(LABS),
-        help="a learner's labs/ (default) or a folder of collected notebooks",
+        default="",
+        help="a learner's labs/ (default) or a folder of collected notebooks (searched recursively)",
     )
+    rep.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    rep.add_argument("--csv", metavar="FILE", help="also write the results as CSV")
     res = sub.add_parser("reset", help="restore starters, keeping a backup of the learner's file")
     res.add_argument("number", help=f"a lab number ({', '.join(NAMES)}) or 'all'")
+    rst = sub.add_parser("restore", help="put a backup from labs/backups/ back (the newest by default)")
+    rst.add_argument("number", help=f"a lab number ({', '.join(NAMES)})")
+    rst.add_argument("backup", nargs="?", help="a backup's file name or path (default: the newest)")
     args = parser.parse_args(argv)
 
     if args.command == "build":
@@ -32,10 +58,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"No lab {unknown[0]!r}: the labs are {', '.join(NAMES)}.", file=sys.stderr)
             return 2
         for path in build([NAMES[n] for n in args.numbers] or None):
-            print(f"wrote {path.relative_to(ROOT)}")
+            print(f"wrote {_shown(path)}")
         return 0
     if args.command == "report":
-        folder = Path(args.folder)
+        folder = Path(args.folder) if args.folder else LABS
         if not folder.exists():
             print(f"{folder}: no such folder or notebook", file=sys.stderr)
             return 2
@@ -44,12 +70,28 @@ def main(argv: list[str] | None = None) -> int:
             print(f"No lab notebooks in {folder} (names contain e.g. {NAMES['01']}).")
             return 1
         print(table(results))
+        if args.json:
+            print(f"wrote {write_json(results, Path(args.json))}")
+        if args.csv:
+            print(f"wrote {write_csv(results, Path(args.csv))}")
+        return 0
+    if args.command == "restore":
+        path, source, saved = restore(args.number, args.backup)
+        kept = f"; the version it replaced is saved as {_shown(saved)}" if saved else ""
+        print(f"restored {_shown(path)} from {_shown(source)}{kept}")
+        print(OPEN_TAB_WARNING)
         return 0
     numbers = list(NAMES) if args.number == "all" else [args.number]
     for number in numbers:
-        path, backup = reset(number)
-        saved = f" (your version saved as {backup.relative_to(ROOT)})" if backup else " (it was unchanged)"
-        print(f"restored {path.relative_to(ROOT)}{saved}")
+        path, saved = reset(number)
+        note = f" (your version saved as {_shown(saved)})" if saved else " (it was unchanged)"
+        print(f"restored {_shown(path)} to its starter{note}")
+    if any(backups(n) for n in numbers):
+        print(
+            "Bring a version back with: python -m helpers.labs restore NN [BACKUP] "
+            f"(backups in {_shown(LABS / 'backups')}/)"
+        )
+    print(OPEN_TAB_WARNING)
     return 0
 
 

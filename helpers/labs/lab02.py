@@ -1,273 +1,595 @@
 """Lab 02 — Build a tool node (after `notebooks/02_custom_async_tool_node.ipynb`).
 
 q1: `MyToolNode(tools, *, timeout=None, max_concurrency=None)`, an async callable taking
-    `{"messages": [...]}` and returning `{"messages": [ToolMessage, ...]}`. The check drives it with
-    unknown names, bad arguments, a raising tool, a hanging tool, a tool that raises its own
-    `TimeoutError`, many calls, a concurrency limit, and inside a real `StateGraph`.
+    `{"messages": [...]}` and returning `{"messages": [ToolMessage, ...]}` for the tool calls of the
+    LAST message. The check drives it with unknown names (one that contains an allowed name), bad
+    arguments, a raising tool, a hanging tool, a tool that raises its own `TimeoutError`, many calls,
+    a concurrency limit (per run of the node), and two turns of a real `StateGraph`.
+
+What happened is read from the course's side: a `Probe` records every tool run (started, returned,
+raised, cancelled, and whether it was still running when the node returned), and the graph's own
+`astream(stream_mode="updates")` says what the node wrote. Ids, error texts, the timeout and the
+limit are drawn at random for every check, so neither a hard-coded answer nor a substring of the
+expected text passes.
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
+import random
+import re
+import threading
 import time
+import uuid
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, MessagesState, StateGraph
 
-from helpers.batch import make_timed_tools, tool_calls_message
-from helpers.labs import CheckFailed, Exercise, fail, run_async, section
-from helpers.labs.lab01 import speedup
-from helpers.timing import CallRecorder, format_seconds
-from helpers.tools import make_city_tools, make_failing_tool
+import helpers.labs as core
+from helpers.cities import attraction_report, weather_report
+from helpers.labs import Cases, CheckFailed, Exercise, fail, run_learner, section, shorten
 
 STEP = 0.02
-TIMEOUT = 1.0  # far above a call (0.02 s) plus 0.3 s stalls on a machine whose cores are both busy
+TIMEOUT = 1.0
+"""The node's deadline in the check (drawn within ±10 % of this): far above a call (0.02 s) plus a
+0.3 s stall of a machine whose cores are both busy."""
 HANG = 3.0
+"""Seconds the hanging tool waits: far beyond the deadline, so a node that ignores it is seen."""
 LESSON = "02_custom_async_tool_node"
 GATEWAY_MESSAGE = "upstream gateway timed out (the tool's own error)"
+NODE = section(LESSON, "4. Production-minded: `CustomAsyncToolNode`")
+ALLOW = section(LESSON, "2. The allow-list")
+ERRORS = section(LESSON, "Errors answer their own call")
+DEADLINE = section(LESSON, "A per-call deadline")
+OWN_TIMEOUT = section(LESSON, "Our deadline, or the tool's own `TimeoutError`?")
+LIMITED = section(LESSON, "A concurrency limit")
+GRAPH = section(LESSON, "5. As a node in a `StateGraph`")
+GATHER = section("01_sequential_vs_gather", "2. `asyncio.gather`: overlap the waits")
 
 
-def make_hanging_tool(seconds: float = HANG) -> BaseTool:
-    """`slow_search(query)`: waits `seconds` (far longer than the node's timeout)."""
+@dataclass
+class Run:
+    """One run of a tool, as the course's probe saw it."""
+
+    tool: str
+    args: dict
+    start: float
+    end: float | None = None
+    outcome: str = "running"  # "returned" | "raised" | "cancelled" | "running"
+
+
+class Probe:
+    """Records every tool run (from any thread): when it started and how it ended."""
+
+    def __init__(self) -> None:
+        self.origin = time.perf_counter()
+        self.runs: list[Run] = []
+        self._lock = threading.Lock()
+
+    def now(self) -> float:
+        return time.perf_counter() - self.origin
+
+    def tool(self, name: str, description: str, body: Any) -> BaseTool:
+        """An async tool `name` whose coroutine `body(**args)` is recorded."""
+
+        async def run(**kwargs: Any) -> str:
+            record = Run(name, dict(kwargs), self.now())
+            with self._lock:
+                self.runs.append(record)
+            try:
+                value = await body(**kwargs)
+            except asyncio.CancelledError:
+                record.outcome = "cancelled"
+                raise
+            except BaseException:
+                record.outcome = "raised"
+                raise
+            else:
+                record.outcome = "returned"
+                return value
+            finally:
+                record.end = self.now()
+
+        schema = _schema(name, body)
+        return StructuredTool.from_function(
+            coroutine=run, name=name, description=description, args_schema=schema, infer_schema=False
+        )
+
+    def of(self, name: str) -> list[Run]:
+        return [r for r in self.runs if r.tool == name]
+
+    def peak(self, runs: list[Run] | None = None) -> int:
+        runs = self.runs if runs is None else runs
+        events = sorted([(r.start, 1) for r in runs] + [(r.end or 1e9, -1) for r in runs])
+        running = peak = 0
+        for _, step in events:
+            running += step
+            peak = max(peak, running)
+        return peak
+
+
+_SCHEMAS: dict[tuple[str, str], Any] = {}
+
+
+def _schema(name: str, body: Any) -> Any:
+    """The args schema of a tool `name` with `body`'s signature (built once: pydantic is slow)."""
+    key = (name, str(inspect.signature(body)))
+    if key not in _SCHEMAS:
+        _SCHEMAS[key] = StructuredTool.from_function(coroutine=body, name=name, description=name).args_schema
+    return _SCHEMAS[key]
+
+
+def make_tools(probe: Probe | None = None, *, nonce: str = "", hang: float | None = None) -> list[BaseTool]:
+    """The five tools the lab's node is tried with: weather, attraction, a failing traffic tool,
+    a hanging search and a gateway that raises its own TimeoutError (recorded by `probe`)."""
+    probe = probe or Probe()
+    hang = HANG if hang is None else hang
+    tag = f" [{nonce}]" if nonce else ""
+
+    async def lookup_weather(city: str) -> str:
+        await asyncio.sleep(STEP)
+        return weather_report(city)
+
+    async def lookup_attraction(city: str) -> str:
+        await asyncio.sleep(STEP)
+        return attraction_report(city)
+
+    async def lookup_traffic(city: str) -> str:
+        raise ConnectionError(f"traffic service unreachable for {city}{tag}")
 
     async def slow_search(query: str) -> str:
-        """Search slowly."""
-        await asyncio.sleep(seconds)
+        await asyncio.sleep(hang)
         return f"results for {query}"
 
-    return StructuredTool.from_function(coroutine=slow_search)
-
-
-def make_gateway_tool() -> BaseTool:
-    """`call_gateway(path)`: raises its OWN `TimeoutError` at once — not the node's timeout."""
-
     async def call_gateway(path: str) -> str:
-        """Call an upstream gateway."""
-        raise TimeoutError(GATEWAY_MESSAGE)
+        raise TimeoutError(f"{GATEWAY_MESSAGE}{tag}")
 
-    return StructuredTool.from_function(coroutine=call_gateway)
-
-
-def make_tools() -> list[BaseTool]:
-    """The tools the notebook tries the node with: weather, attraction, a failing traffic tool,
-    a hanging search and a gateway that raises its own TimeoutError."""
     return [
-        *make_city_tools(delay=STEP),
-        make_failing_tool(delay=0),
-        make_hanging_tool(),
-        make_gateway_tool(),
+        probe.tool("lookup_weather", "Look up today's weather for a city, e.g. Paris.", lookup_weather),
+        probe.tool("lookup_attraction", "Look up the main attraction of a city.", lookup_attraction),
+        probe.tool(
+            "lookup_traffic", "Look up live traffic for a city (its service is down).", lookup_traffic
+        ),
+        probe.tool("slow_search", f"Search the web (takes {hang:g} s).", slow_search),
+        probe.tool(
+            "call_gateway", "Call an upstream gateway (it raises its own TimeoutError).", call_gateway
+        ),
     ]
 
 
-def _messages(node: Any, calls: list[tuple[str, dict]], key: str, where: str) -> list[ToolMessage]:
-    ai = tool_calls_message(calls)
+def make_timed(probe: Probe, n: int) -> list[BaseTool]:
+    async def wait(x: int) -> str:
+        await asyncio.sleep(STEP * 2)
+        return f"done {x}"
 
-    async def go():
-        return await node({"messages": [HumanMessage("go"), ai]})
+    return [probe.tool(f"t{i:02d}", "Wait a little.", wait) for i in range(n)]
 
-    try:
-        out = run_async(go)
-    except CheckFailed:
-        raise
-    except NotImplementedError:
-        raise
-    except Exception as exc:
-        names = [name for name, _ in calls]
-        raise fail(
-            f"the node raised instead of answering the calls {names}.",
-            key=key,
-            where=section(LESSON, "Errors answer their own call"),
-            expected="one ToolMessage per call; a failure becomes "
-            "ToolMessage(status='error') for that call alone",
-            observed=f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300],
-        ) from None
+
+class Batch:
+    """An AIMessage asking for `calls` (`(name, args)`), ids drawn at random."""
+
+    def __init__(self, rng: random.Random, calls: list[tuple[str, dict]]) -> None:
+        self.ids = [f"call_{uuid.UUID(int=rng.getrandbits(128)).hex[:10]}" for _ in calls]
+        self.ai = AIMessage(
+            "",
+            tool_calls=[
+                {"name": n, "args": dict(a), "id": i, "type": "tool_call"}
+                for i, (n, a) in zip(self.ids, calls, strict=True)
+            ],
+        )
+
+
+@dataclass
+class Outcome:
+    messages: list[ToolMessage]
+    seconds: float
+    running_at_return: list[str]
+
+
+def _drive(node: Any, probe: Probe, history: list, *, limit: float | None = None) -> Any:
+    """Run `await node({"messages": history})` on a fresh loop; note what was still running."""
+
+    async def your_node() -> tuple[Any, float, list[str]]:
+        start = time.perf_counter()
+        out = await node({"messages": list(history)})
+        took = time.perf_counter() - start
+        return out, took, [r.tool for r in probe.runs if r.outcome == "running"]
+
+    return run_learner(your_node, limit=limit, name="your node")
+
+
+def _outcome(
+    node: Any, probe: Probe, history: list, ids: list[str], *, limit: float | None = None
+) -> Outcome:
+    """Drive the node; raise `CheckFailed` (via `fail`) unless it answered exactly `ids` in order."""
+    out, took, running = _drive(node, probe, history, limit=limit)
     messages = out.get("messages") if isinstance(out, dict) else None
     if not isinstance(messages, list) or not all(isinstance(m, ToolMessage) for m in messages):
         raise fail(
-            "the node must return {'messages': [ToolMessage, ...]}.",
-            key=key,
-            where=where,
+            "the node must return {'messages': [ToolMessage, ...]}",
             expected="{'messages': [ToolMessage(...), ...]}",
-            observed=repr(out)[:300],
+            observed=shorten(repr(out)),
+            where=NODE,
+            why="None means `__call__` has no `return`" if out is None else "",
         )
-    ids = [m.tool_call_id for m in messages]
-    want = [c["id"] for c in ai.tool_calls]
-    if ids != want:
+    got = [m.tool_call_id for m in messages]
+    if got != ids:
+        extra = [i for i in got if i not in ids]
         raise fail(
-            "one answer per call, in call order, with the call's id.",
-            key=key,
-            where=where,
-            expected=f"tool_call_ids {want}",
-            observed=f"{ids}",
+            "one answer per call of the last message, in call order, with the call's id",
+            expected=f"tool_call_ids {ids}",
+            observed=f"{got}",
+            where=NODE,
+            why="the extra answers are for calls of an EARLIER AIMessage: answer only "
+            "`state['messages'][-1].tool_calls`"
+            if extra and any(i.startswith("call_") for i in extra)
+            else (
+                "the right answers in completion order: keep the order of the calls (`gather` does)"
+                if sorted(got) == sorted(ids)
+                else ""
+            ),
         )
-    return messages
+    return Outcome(messages, took, running)
 
 
-def _is_error(message: ToolMessage) -> bool:
-    return message.status == "error"
+def _state(m: ToolMessage) -> str:
+    return f"status={m.status!r}, content={shorten(m.content, 160)!r}"
+
+
+def _build(cases: Cases, node_class: Any, *args: Any, **kwargs: Any) -> Any:
+    shown = ", ".join(["tools", *(f"{k}={v!r}" for k, v in kwargs.items())])
+    try:
+        return run_learner(node_class, *args, name="MyToolNode", **kwargs)
+    except CheckFailed as error:
+        cases.failure(f"MyToolNode({shown}) builds", error)
+        return None
+
+
+def _mentions_deadline(text: str, timeout: float) -> bool:
+    low = text.lower()
+    return f"{timeout:g}" in text or any(
+        w in low for w in ("longer than", "too long", "deadline", "timed out after", "timeout of")
+    )
+
+
+def _template(text: str, *remove: str) -> str:
+    """`text` with the tool-specific parts removed, to compare two answers' wording."""
+    for part in sorted(remove, key=len, reverse=True):
+        if part:
+            text = text.replace(part, "")
+    text = re.sub(r"\w*(Error|Exception)\((.|\n)*?\)", "", text)
+    return re.sub(r"[\W\d_]+", " ", text).strip().lower()
 
 
 def check_node(MyToolNode: Any) -> str:  # noqa: N803 - the learner's class name
-    key = "q1"
-    where = section(LESSON, "4. Production-minded: `CustomAsyncToolNode`")
-    done = []
-    try:
-        node = MyToolNode(make_tools(), timeout=TIMEOUT)
-    except TypeError as exc:
-        raise fail(
-            "the node could not be built.",
-            key=key,
-            where=where,
-            expected="MyToolNode(tools, timeout=0.1, max_concurrency=None) to work",
-            observed=f"TypeError: {exc}",
-        ) from None
+    cases = Cases("q1")
+    rng = random.Random()
+    nonce = uuid.UUID(int=rng.getrandbits(128)).hex[:6]
+    timeout = round(TIMEOUT * rng.uniform(0.9, 1.1), 2)
+    probe = Probe()
+    tools = make_tools(probe, nonce=nonce)
+    allowed = [t.name for t in tools]
+    node = _build(cases, MyToolNode, tools, timeout=timeout)
+    if node is None:
+        return cases.result("")
+    city = rng.choice(["Paris", "London", "Tokyo"])
 
-    # 1. the allow-list
-    [msg] = _messages(node, [("delete_everything", {"path": "/"})], key, where)
-    if not _is_error(msg) or "lookup_weather" not in str(msg.content):
-        raise fail(
-            "an unknown tool name needs an error answer that names the allowed tools.",
-            key=key,
-            where=section(LESSON, "2. The allow-list"),
-            expected="ToolMessage(status='error') whose content lists the allowed tools, e.g. "
-            "'lookup_weather'",
-            observed=f"status={msg.status!r}, content={msg.content!r}"[:300],
+    # 1. the allow-list: never run anything else for an unknown name
+    def unknown_names() -> None:
+        near = rng.choice(["lookup_weather_v2", "admin_lookup_weather", "lookup_weathers"])
+        other = rng.choice([c for c in ("Paris", "London", "Tokyo") if c != city])
+        batch = Batch(
+            rng,
+            [
+                (near, {"city": other}),
+                ("delete_everything", {"path": "/"}),
+                ("lookup_weather", {"city": city}),
+            ],
         )
-    done.append("unknown name")
+        before = len(probe.runs)
+        got = _outcome(node, probe, [HumanMessage("go"), batch.ai], batch.ids)
+        ran = [r for r in probe.runs[before:]]
+        if len(ran) > 1:
+            raise fail(
+                "a tool ran for an unknown name",
+                expected=f"nothing run for {near!r} or 'delete_everything'; lookup_weather run once",
+                observed=f"runs: {[f'{r.tool}({r.args})' for r in ran]}",
+                where=ALLOW,
+                why="look the name up exactly (`tools_by_name.get(name)`): a name that merely contains, "
+                "or resembles, an allowed one must not run it",
+            )
+        for m, name in zip(got.messages[:2], (near, "delete_everything"), strict=True):
+            missing = [a for a in allowed if a not in str(m.content)]
+            if m.status != "error" or missing:
+                raise fail(
+                    f"the answer to the unknown name {name!r} must be an error listing the allowed tools",
+                    expected=f"status='error' and every allowed name ({', '.join(allowed)}) in the content",
+                    observed=_state(m) + (f"; missing: {', '.join(missing)}" if missing else ""),
+                    where=ALLOW,
+                    why="the model can only correct itself if it sees which tools exist",
+                )
+        if got.messages[2].status == "error" or got.messages[2].content != weather_report(city):
+            raise fail(
+                "the allowed call beside the unknown ones must succeed",
+                expected=f"ToolMessage({weather_report(city)!r})",
+                observed=_state(got.messages[2]),
+                where=ALLOW,
+            )
 
-    # 2. bad arguments, 3. a raising tool, next to a good call
-    msgs = _messages(
-        node,
-        [
-            ("lookup_weather", {"town": "Paris"}),
-            ("lookup_traffic", {"city": "Paris"}),
-            ("lookup_weather", {"city": "Paris"}),
-        ],
-        key,
-        where,
+    cases.run("unknown names are never run, answered with the allowed tools", unknown_names)
+
+    # 2. failures answer their own call, the call beside them still succeeds
+    def failures() -> None:
+        other = rng.choice([c for c in ("Paris", "London", "Tokyo") if c != city])
+        batch = Batch(
+            rng,
+            [
+                ("lookup_weather", {"town": city}),
+                ("lookup_traffic", {"city": other}),
+                ("lookup_attraction", {"city": city}),
+            ],
+        )
+        got = _outcome(node, probe, [HumanMessage("go"), batch.ai], batch.ids)
+        bad_args, raised, good = got.messages
+        if bad_args.status != "error":
+            raise fail(
+                "bad arguments need an error answer",
+                expected="ToolMessage(status='error') for lookup_weather(town=...)",
+                observed=_state(bad_args),
+                where=ERRORS,
+            )
+        text = f"traffic service unreachable for {other} [{nonce}]"
+        if raised.status != "error" or text not in str(raised.content):
+            raise fail(
+                "a tool's exception needs an error answer carrying the exception's own text",
+                expected=f"status='error', content containing {text!r}",
+                observed=_state(raised),
+                where=ERRORS,
+                why="put the exception's text in the answer (`repr(exc)` or `str(exc)`), not a message of "
+                "your own: the model must see what went wrong"
+                if raised.status == "error"
+                else "",
+            )
+        if good.status == "error" or good.content != attraction_report(city):
+            raise fail(
+                "a good call next to failing ones must still succeed",
+                expected=f"ToolMessage({attraction_report(city)!r}), status 'success'",
+                observed=_state(good),
+                where=ERRORS,
+            )
+
+    cases.run("bad arguments and a raising tool answer their own call; the good call succeeds", failures)
+
+    # 3. a hanging call is cut at the deadline — cancelled, not left running
+    deadline_text: dict[str, str] = {}
+
+    def hanging() -> None:
+        batch = Batch(rng, [("slow_search", {"query": "tea"}), ("lookup_attraction", {"city": city})])
+        before = len(probe.runs)
+        got = _outcome(node, probe, [HumanMessage("go"), batch.ai], batch.ids, limit=HANG + core.LIMIT)
+        search = next((r for r in probe.runs[before:] if r.tool == "slow_search"), None)
+        slow, good = got.messages
+        if search is not None and search.outcome == "returned":
+            raise fail(
+                "the node waited for the hanging tool to finish",
+                expected=f"slow_search cut off after about {timeout:g} s (the node's timeout)",
+                observed=f"the batch took {got.seconds:.1f} s; slow_search answered {_state(slow)}",
+                where=DEADLINE,
+                why="the node ignored `timeout`: wrap each call in `async with asyncio.timeout(timeout)`",
+            )
+        if "slow_search" in got.running_at_return:
+            raise fail(
+                "the hanging call was answered but never cancelled",
+                expected="slow_search cancelled at the deadline (the tool sees CancelledError)",
+                observed=f"slow_search was still running when the node returned ({_state(slow)})",
+                where=DEADLINE,
+                why="`asyncio.wait(..., timeout=...)` only stops WAITING: cancel the pending task "
+                "(`task.cancel()`), or use `asyncio.timeout`, which cancels for you",
+            )
+        if slow.status != "error" or not _mentions_deadline(str(slow.content), timeout):
+            raise fail(
+                "the deadline's answer must be an error that says the call took too long",
+                expected=f"status='error', content saying it took longer than {timeout:g} s",
+                observed=_state(slow),
+                where=DEADLINE,
+            )
+        deadline_text["text"] = str(slow.content)
+        if good.status == "error" or good.content != attraction_report(city):
+            raise fail(
+                "a good call next to a hanging one must still succeed",
+                expected=f"ToolMessage({attraction_report(city)!r})",
+                observed=_state(good),
+                where=DEADLINE,
+            )
+
+    cases.run(f"a hanging call is cancelled at the deadline ({timeout:g} s)", hanging)
+
+    # 4. the tool's own TimeoutError is a tool error, not the node's deadline
+    def own_timeout() -> None:
+        for label, subject in (("with a timeout", node), ("with timeout=None", None)):
+            if subject is None:
+                subject = run_learner(MyToolNode, make_tools(probe, nonce=nonce), name="MyToolNode")
+            batch = Batch(rng, [("call_gateway", {"path": "/v1"}), ("lookup_weather", {"city": city})])
+            got = _outcome(subject, probe, [HumanMessage("go"), batch.ai], batch.ids)
+            gate = got.messages[0]
+            text = f"{GATEWAY_MESSAGE} [{nonce}]"
+            said = str(gate.content)
+            same = "text" in deadline_text and _template(said, text, "call_gateway", "/v1") == _template(
+                deadline_text["text"], "slow_search", "tea"
+            )
+            claims = _mentions_deadline(said, timeout) or (subject is not node and "none" in said.lower())
+            if gate.status != "error" or text not in said or same or claims:
+                raise fail(
+                    f"the tool's own TimeoutError ({label}) must be reported as the tool's error",
+                    expected=f"status='error' with the tool's message {text!r}, and no word of the node's "
+                    "deadline",
+                    observed=_state(gate),
+                    where=OWN_TIMEOUT,
+                    why="`except TimeoutError` around `asyncio.wait_for` catches the tool's own TimeoutError "
+                    "too, so it is answered as if the deadline had passed: ask `scope.expired()` of "
+                    "`asyncio.timeout`"
+                    if same or claims
+                    else "carry the exception's own text into the answer",
+                )
+
+    cases.run("the tool's own TimeoutError is the tool's error, not the deadline", own_timeout)
+
+    # 5. many calls at once
+    def together() -> None:
+        local = Probe()
+        timed = make_timed(local, 12)
+        subject = run_learner(MyToolNode, timed, name="MyToolNode")
+        batch = Batch(rng, [(t.name, {"x": i}) for i, t in enumerate(timed)])
+        _outcome(subject, local, [HumanMessage("go"), batch.ai], batch.ids)
+        first_end = min((r.end for r in local.runs if r.end is not None), default=0.0)
+        late = [r.tool for r in local.runs if r.start >= first_end]
+        if late:
+            raise fail(
+                "twelve independent calls did not run together",
+                expected="every call started before the first one finished",
+                observed=f"{len(late)} of 12 started later (at most {local.peak()} in flight)",
+                where=GATHER,
+                why="run every call in its own coroutine and `asyncio.gather` them",
+            )
+
+    cases.run("twelve calls run together", together)
+
+    # 6. max_concurrency=k: exactly k at once within a run; each run has its own limit
+    k = rng.choice([2, 3, 4])
+    shared: dict[str, Any] = {}
+
+    def limited() -> None:
+        local = Probe()
+        timed = make_timed(local, 3 * k)
+        subject = run_learner(MyToolNode, timed, max_concurrency=k, name="MyToolNode")
+        shared.update(node=subject, probe=local, timed=timed)
+        batch = Batch(rng, [(t.name, {"x": i}) for i, t in enumerate(timed)])
+        _outcome(subject, local, [HumanMessage("go"), batch.ai], batch.ids)
+        peak = local.peak()
+        if peak != k:
+            raise fail(
+                f"max_concurrency={k} means {k} calls at once",
+                expected=f"exactly {k} of the {3 * k} calls in flight at once, never more",
+                observed=f"{peak} in flight at once",
+                where=LIMITED,
+                why=(
+                    f"all {3 * k} ran at once: no limit was applied (no semaphore, or a new Semaphore per "
+                    "call, which limits nothing)"
+                    if peak == 3 * k
+                    else "more than the limit: is the semaphore shared by every call of the run?"
+                    if peak > k
+                    else "fewer than the limit: an off-by-one (`Semaphore(max_concurrency - 1)`?)"
+                    if peak == k - 1
+                    else "the calls ran (almost) one by one: is the whole batch inside one `async with`?"
+                ),
+            )
+
+    cases.run(f"max_concurrency={k}: {k} calls at once", limited)
+
+    def per_run() -> None:
+        if "node" not in shared:
+            raise fail(
+                "not tried",
+                expected="the limit case above to build a node",
+                observed="it failed first",
+                where=LIMITED,
+            )
+        subject, local, timed = shared["node"], shared["probe"], shared["timed"]
+        local.runs.clear()
+        one = Batch(rng, [(t.name, {"x": i}) for i, t in enumerate(timed)])
+        two = Batch(rng, [(t.name, {"x": 100 + i}) for i, t in enumerate(timed)])
+
+        async def two_runs() -> list:
+            return await asyncio.gather(
+                subject({"messages": [HumanMessage("a"), one.ai]}),
+                subject({"messages": [HumanMessage("b"), two.ai]}),
+            )
+
+        try:
+            run_learner(two_runs, name="two runs of your node")
+        except CheckFailed as error:
+            if "bound to a different event loop" in str(error):
+                raise fail(
+                    "the node failed when it ran in a second event loop",
+                    expected="the same node instance usable in any event loop",
+                    observed=shorten(str(error), 200),
+                    where=LIMITED,
+                    why="a Semaphore made in `__init__` binds to the first event loop that waits on it; "
+                    "create it in `__call__`, one per run",
+                ) from None
+            raise
+        first = [r for r in local.runs if r.args.get("x", 0) < 100]
+        second = [r for r in local.runs if r.args.get("x", 0) >= 100]
+        both, each = local.peak(), max(local.peak(first), local.peak(second))
+        if each > k or both <= k:
+            raise fail(
+                f"with max_concurrency={k}, each run of the node may have {k} calls at once",
+                expected=f"two runs at once: up to {k} calls of each in flight ({2 * k} together)",
+                observed=f"{both} in flight together, at most {each} of one run",
+                where=LIMITED,
+                why="one Semaphore for every run (made in `__init__`) makes two runs share one limit; "
+                "the lab's limit is per run: create the semaphore in `__call__`"
+                if both <= k
+                else "",
+            )
+
+    if cases.items[-1].passed:  # judged once the limit itself holds
+        cases.run(f"the limit is per run: two runs at once get {k} each", per_run)
+
+    # 7. a real StateGraph, two turns: only the last AIMessage's calls are answered
+    def in_a_graph() -> None:
+        subject = run_learner(MyToolNode, make_tools(Probe()), name="MyToolNode")
+        builder = StateGraph(MessagesState)
+        builder.add_node("tools", subject)
+        builder.add_edge(START, "tools")
+        graph = builder.compile(checkpointer=InMemorySaver())
+        turn1 = Batch(rng, [("lookup_weather", {"city": city})])
+        other = rng.choice([c for c in ("Paris", "London", "Tokyo") if c != city])
+        turn2 = Batch(rng, [("lookup_attraction", {"city": other}), ("lookup_weather", {"city": other})])
+        config = {"configurable": {"thread_id": uuid.uuid4().hex}}
+
+        async def two_turns() -> list[list]:
+            written = []
+            for turn in ([HumanMessage("weather?"), turn1.ai], [HumanMessage("and there?"), turn2.ai]):
+                updates = []
+                async for chunk in graph.astream({"messages": turn}, config, stream_mode="updates"):
+                    updates += (chunk.get("tools") or {}).get("messages", [])
+                written.append(updates)
+            return written
+
+        first, second = run_learner(two_turns, name="the graph with your node")
+        wanted = [turn1.ids, turn2.ids]
+        for n, (got, ids) in enumerate(zip((first, second), wanted, strict=True), start=1):
+            got_ids = [getattr(m, "tool_call_id", None) for m in got]
+            if got_ids != ids:
+                raise fail(
+                    f"turn {n}: the node's update in the graph answers other calls",
+                    expected=f"the tools node writes answers to {ids}",
+                    observed=f"it wrote answers to {got_ids}",
+                    where=GRAPH,
+                    why="the second turn's history holds the first turn's AIMessage too: answer only the "
+                    "LAST message's tool calls, not every AIMessage"
+                    if n == 2 and set(turn1.ids) & set(got_ids)
+                    else "",
+                )
+        if [m.content for m in second] != [attraction_report(other), weather_report(other)]:
+            raise fail(
+                "turn 2: the answers did not land in the graph's state",
+                expected=f"{[attraction_report(other), weather_report(other)]}",
+                observed=shorten([m.content for m in second]),
+                where=GRAPH,
+            )
+
+    cases.run("two turns of a StateGraph: only the last message's calls answered", in_a_graph)
+    return cases.result(
+        f"all {len(cases.items)} cases passed: allow-list, errors, a deadline that cancels, the tool's own "
+        "TimeoutError, 12 calls together, a concurrency limit per run, two graph turns."
     )
-    if not _is_error(msgs[0]):
-        raise fail(
-            "bad arguments need an error answer.",
-            key=key,
-            where=where,
-            expected="ToolMessage(status='error') for lookup_weather(town='Paris')",
-            observed=f"status={msgs[0].status!r}, content={msgs[0].content!r}"[:300],
-        )
-    if not _is_error(msgs[1]) or "unreachable" not in str(msgs[1].content):
-        raise fail(
-            "a tool's exception needs an error answer that says what went wrong.",
-            key=key,
-            where=section(LESSON, "Errors answer their own call"),
-            expected="ToolMessage(status='error') containing the tool's error "
-            "('traffic service unreachable for Paris')",
-            observed=f"status={msgs[1].status!r}, content={msgs[1].content!r}"[:300],
-        )
-    if _is_error(msgs[2]) or msgs[2].content != "Paris: sunny, 25 °C":
-        raise fail(
-            "a good call next to failing ones must still succeed.",
-            key=key,
-            where=where,
-            expected="ToolMessage('Paris: sunny, 25 °C') with status 'success'",
-            observed=f"status={msgs[2].status!r}, content={msgs[2].content!r}"[:300],
-        )
-    done.append("bad args")
-    done.append("raising tool")
-
-    # 4. the tool's own TimeoutError is a tool error, not the node's timeout
-    timeout_where = section(LESSON, "A per-call timeout")
-    msgs = _messages(
-        node, [("call_gateway", {"path": "/v1"}), ("lookup_attraction", {"city": "Paris"})], key, where
-    )
-    if not _is_error(msgs[0]) or "upstream gateway timed out" not in str(msgs[0].content):
-        raise fail(
-            "the tool's own TimeoutError was reported as the node's timeout.",
-            key=key,
-            where=timeout_where,
-            expected=f"an error answer carrying the tool's message ({GATEWAY_MESSAGE!r})",
-            observed=f"content={msgs[0].content!r} — an `except TimeoutError` around "
-            "wait_for catches both; tell them apart",
-        )
-    done.append("the tool's own TimeoutError")
-
-    # 5. many calls at once, 6. a concurrency limit
-    recorder = CallRecorder()
-    timed = make_timed_tools(12, STEP, recorder=recorder)
-    node = MyToolNode(timed)
-    _messages(node, [(t.name, {"x": i}) for i, t in enumerate(timed)], key, where)
-    ratio, peak = speedup(recorder), recorder.max_in_flight()
-    if peak < 6 or ratio < 3:
-        raise fail(
-            "twelve independent calls did not run together.",
-            key=key,
-            where=section("01_sequential_vs_gather", "2. `asyncio.gather`: overlap the waits"),
-            expected="most of the 12 calls in flight at once (a speed-up of at least 3x)",
-            observed=f"at most {peak} in flight, speed-up {ratio:.2f}x",
-        )
-    done.append("12 calls together")
-    recorder.reset()
-    node = MyToolNode(timed, max_concurrency=3)
-    _messages(node, [(t.name, {"x": i}) for i, t in enumerate(timed[:9])], key, where)
-    peak = recorder.max_in_flight()
-    if not 2 <= peak <= 3:
-        raise fail(
-            "max_concurrency=3 was not kept." if peak > 3 else "the limit made the calls sequential.",
-            key=key,
-            where=section(LESSON, "A concurrency limit"),
-            expected="2 or 3 of the 9 calls in flight at once, never more than 3",
-            observed=f"{peak} in flight at once"
-            + (" — a Semaphore created per call limits nothing: create one per node run" if peak > 3 else ""),
-        )
-    done.append("max_concurrency")
-
-    # 7. a hanging tool is cut at the node's timeout; the call beside it still succeeds
-    node = MyToolNode(make_tools(), timeout=TIMEOUT)
-    start = time.perf_counter()
-    msgs = _messages(
-        node, [("slow_search", {"query": "tea"}), ("lookup_attraction", {"city": "Paris"})], key, where
-    )
-    took = time.perf_counter() - start
-    if took > HANG * 0.9 or not _is_error(msgs[0]):
-        raise fail(
-            "a hanging tool must be cut off at the node's timeout.",
-            key=key,
-            where=timeout_where,
-            expected=f"an error answer for slow_search after about {format_seconds(TIMEOUT)}",
-            observed=f"the batch took {format_seconds(took)}; slow_search answered status={msgs[0].status!r}",
-        )
-    if _is_error(msgs[1]):
-        raise fail(
-            "a good call next to a hanging one must still succeed.",
-            key=key,
-            where=where,
-            expected="ToolMessage('Paris: the Louvre')",
-            observed=repr(msgs[1].content),
-        )
-    done.append("hanging tool")
-
-    # 8. as a node in a real graph
-    builder = StateGraph(MessagesState)
-    builder.add_node("tools", MyToolNode(make_city_tools(delay=STEP)))
-    builder.add_edge(START, "tools")
-    graph = builder.compile()
-    ai = AIMessage(
-        "",
-        tool_calls=[{"name": "lookup_weather", "args": {"city": "Tokyo"}, "id": "g-1", "type": "tool_call"}],
-    )
-    final = run_async(lambda: graph.ainvoke({"messages": [HumanMessage("weather?"), ai]}))
-    last = final["messages"][-1]
-    if not isinstance(last, ToolMessage) or last.content != "Tokyo: light rain, 21 °C":
-        raise fail(
-            "inside a StateGraph the answer did not land in the state.",
-            key=key,
-            where=section(LESSON, "5. As a node in a `StateGraph`"),
-            expected="the graph's last message: ToolMessage('Tokyo: light rain, 21 °C')",
-            observed=repr(last)[:300],
-        )
-    done.append("in a StateGraph")
-    return "; ".join(done) + " — all answered as expected."
 
 
 q1 = Exercise(
@@ -279,13 +601,13 @@ q1 = Exercise(
         "Start from lesson 02's node: look each call's name up in a dict of allowed tools, run every call "
         "in its own coroutine with `asyncio.gather`, and make each coroutine return a ToolMessage whatever "
         "happens.",
-        "Three details the check probes: (1) one `asyncio.Semaphore(max_concurrency)` per node run, "
-        "shared by "
-        "all calls — not one per call; (2) `asyncio.wait_for` raises `TimeoutError` both when the time is up "
-        "and when the tool itself raises TimeoutError: use `async with asyncio.timeout(t) as scope:` and ask "
-        "`scope.expired()`, or run the tool as a task and use `asyncio.wait`; (3) return errors as "
-        "`ToolMessage(content, name=..., tool_call_id=call['id'], status='error')`.",
+        "Three details the check probes: (1) one `asyncio.Semaphore(max_concurrency)` per run of the node, "
+        "made in `__call__` and shared by all its calls — not one per call, not one in `__init__`; "
+        "(2) `asyncio.wait_for` raises `TimeoutError` both when the time is up and when the tool itself "
+        "raises TimeoutError: use `async with asyncio.timeout(t) as scope:` and ask `scope.expired()`; "
+        "(3) return errors as `ToolMessage(content, name=..., tool_call_id=call['id'], status='error')` with "
+        "the exception's text.",
     ),
 )
 
-__all__ = ["CheckFailed", "GATEWAY_MESSAGE", "make_tools", "q1"]
+__all__ = ["GATEWAY_MESSAGE", "CheckFailed", "Probe", "make_tools", "q1"]
