@@ -39,8 +39,8 @@ from helpers.tools import make_city_tools
 
 LESSON = "08_interceptors"
 APPROVAL = {"requires_approval": True}
-LIMIT = labs.LIMIT
-"""Seconds one run of the learner's graph may take before the check reports a hang."""
+LIMIT: float | None = None
+"""Seconds one run of the learner's graph may take before a hang is reported (None: labs.LIMIT)."""
 APPROVAL_HEADING = "3. Human approval with `interrupt()`"
 RESUME_HEADING = "3.1 What a resume re-runs"
 SYNC_PITFALL = "5.1 Only `awrap_tool_call`, then sync `invoke`: the wrapper is silently skipped"
@@ -220,7 +220,9 @@ def _turns(
                     expected=f"a pause (an `__interrupt__` in the result) before {delete_name} runs",
                     observed=f"deleted {path} during the first run",
                     why=why,
-                    where=section(LESSON, SYNC_PITFALL if why.startswith("under sync") else APPROVAL_HEADING),
+                    where=section(LESSON, SYNC_PITFALL)
+                    if why.startswith("under sync")
+                    else section(LESSON, APPROVAL_HEADING),
                 )
             if not first.get("__interrupt__"):
                 raise fail(
