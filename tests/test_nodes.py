@@ -150,6 +150,40 @@ def test_the_node_is_reusable_across_event_loops():
     assert run(node, message) == run(node, message)
 
 
+class NodeWideLimit(CustomAsyncToolNode):
+    """Lesson 02 §6's variant: one semaphore for every run, made in __init__."""
+
+    def __init__(self, tools, *, timeout=None, max_concurrency=None):
+        super().__init__(tools, timeout=timeout, max_concurrency=max_concurrency)
+        self.shared_limit = asyncio.Semaphore(max_concurrency)
+
+    async def __call__(self, state):
+        calls = state["messages"][-1].tool_calls
+        outputs = await asyncio.gather(*(self._run_one(call, self.shared_limit) for call in calls))
+        return {"messages": list(outputs)}
+
+
+@pytest.mark.parametrize(("node_class", "in_flight"), [(CustomAsyncToolNode, 4), (NodeWideLimit, 2)])
+def test_the_limit_is_per_run_a_semaphore_made_in_init_is_node_wide(node_class, in_flight):
+    recorder = CallRecorder()
+    tools = make_timed_tools(4, 0.03, recorder=recorder)
+    node, message = node_class(tools, max_concurrency=2), tool_calls_message(tools)
+
+    async def two_runs_at_once():
+        await asyncio.gather(node({"messages": [message]}), node({"messages": [message]}))
+
+    asyncio.run(two_runs_at_once())
+    assert recorder.max_in_flight() == in_flight
+
+
+def test_a_semaphore_made_in_init_fails_in_a_second_event_loop():
+    tools = make_timed_tools(4, 0.01)
+    node, message = NodeWideLimit(tools, max_concurrency=2), tool_calls_message(tools)
+    run(node, message)  # a call waited: the semaphore is bound to that loop
+    with pytest.raises(RuntimeError, match="is bound to a different event loop"):
+        run(node, message)
+
+
 def test_no_tool_calls_gives_no_messages():
     assert run(CustomAsyncToolNode(make_city_tools()), AIMessage(content="done")) == []
 

@@ -196,7 +196,16 @@ def _drive(node: Any, probe: Probe, history: list, *, limit: float | None = None
 
     async def your_node() -> tuple[Any, float, list[str]]:
         start = time.perf_counter()
-        out = await node({"messages": list(history)})
+        out = node({"messages": list(history)})
+        if not inspect.isawaitable(out):
+            raise fail(
+                "the node must be awaitable: `async def __call__(self, state)`",
+                expected="`await node(state)` to give {'messages': [...]}",
+                observed=f"node(state) returned {shorten(repr(out), 120)} without awaiting anything",
+                where=NODE,
+                why="a plain `def __call__` cannot run the calls together with `asyncio.gather`",
+            )
+        out = await out
         took = time.perf_counter() - start
         return out, took, [r.tool for r in probe.runs if r.outcome == "running"]
 

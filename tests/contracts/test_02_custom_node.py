@@ -163,3 +163,23 @@ def test_asyncio_run_refuses_to_start_inside_a_running_loop():
             pending.close()
 
     asyncio.run(outer())
+
+
+@pytest.mark.lesson(LESSON)
+def test_a_semaphore_binds_to_the_first_loop_that_waits_on_it_not_where_it_is_made():
+    """Python >= 3.10: created outside any loop; usable from any loop until a coroutine has to
+    wait on it; from then on, waiting in another loop raises."""
+    limit = asyncio.Semaphore(1)
+
+    async def use():
+        async with limit:
+            await asyncio.sleep(0.01)
+
+    async def contend():
+        await asyncio.gather(use(), use())
+
+    asyncio.run(use())
+    asyncio.run(use())  # nobody waited: not bound yet, a second loop is fine
+    asyncio.run(contend())  # one coroutine waited: bound to this loop
+    with pytest.raises(RuntimeError, match="is bound to a different event loop"):
+        asyncio.run(contend())
