@@ -5,23 +5,29 @@ q1: `SHAPES`: for six input kind × tool return cases, the learner writes the sh
 q2: `CONTENTS`: for four tools returning a dict, an int, None and a list, the exact `content` string
     of the ToolMessage.
 
-Both are checked by running a real ToolNode; every wrong prediction is explained with its rule.
+Both are checked by running a real ToolNode; every case is reported (✔ or ✘), and every wrong
+prediction is explained with its rule. Only the starter's `"?"` counts as "still to write": `""` or
+`None` are predictions like any other (and explained when wrong).
 """
 
 from __future__ import annotations
 
-import re
+import ast
+import functools
+from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.tools import BaseTool, tool
 from langgraph.prebuilt import ToolNode
 from langgraph.runtime import Runtime
+from langgraph.types import Command, Send
 
 from helpers.batch import tool_calls_message
-from helpers.labs import CheckFailed, Exercise, fail, section
+from helpers.labs import Cases, CheckFailed, Exercise, fail, section
 from helpers.returns import RETURN_KINDS, make_input, output_shape
 
 LESSON = "05_return_types"
+CONTENT_HEADING = "5. How return values become ToolMessage content"
 CASES: dict[str, tuple[str, str]] = {
     "A": ("list of messages", "plain values"),
     "B": ("list of ToolCalls", "plain values"),
@@ -63,33 +69,113 @@ WHY = {
         "6. The whole picture: a live table",
     ),
 }
+DETAILED = 3
+"""Wrong predictions explained in full; later ones take one line each (the verdict fits one screen)."""
+TODO = "?"
+"""The starter's placeholder: the only value read as "still to write"."""
 
 
+@functools.cache
 def actual_shape(case: str) -> str:
-    """Run ToolNode on `case` for real and name the shape of what it returns."""
+    """Run ToolNode on `case` for real and name the shape of what it returns (once per kernel)."""
     kind, returns = CASES[case]
     out = ToolNode(RETURN_KINDS[returns]()).invoke(make_input(kind), runtime=Runtime())
     return output_shape(out)
 
 
-def _norm(shape: Any) -> str:
-    return re.sub(r"\s+", "", str(shape)).replace('"', "'")
+# -- reading a prediction: every spelling of the same shape is the same shape --------------------------
+class _Canonical(ast.NodeTransformer):
+    """`Command.PARENT` / `'__parent__'` → `PARENT`; `Send(node='A', arg=None)` → `Send('A')`;
+    keyword order ignored; `ToolMessage(...)` or `'ToolMessage'` → `ToolMessage`."""
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:  # noqa: N802 - ast's visitor names
+        if node.attr == "PARENT":
+            return ast.Name("PARENT", ast.Load())
+        return self.generic_visit(node)
+
+    def visit_Constant(self, node: ast.Constant) -> ast.AST:  # noqa: N802
+        if node.value == "__parent__":
+            return ast.Name("PARENT", ast.Load())
+        if isinstance(node.value, str) and node.value.endswith("Message"):
+            return ast.Name(node.value, ast.Load())
+        return node
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:  # noqa: N802
+        self.generic_visit(node)
+        name = node.func.id if isinstance(node.func, ast.Name) else None
+        if name == "Send":
+            target = (
+                node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "node"), None)
+            )
+            return ast.Call(ast.Name("Send", ast.Load()), [target] if target is not None else [], [])
+        if name == "Command":
+            keywords = [
+                k for k in node.keywords if not (isinstance(k.value, ast.Constant) and k.value.value is None)
+            ]
+            return ast.Call(node.func, node.args, sorted(keywords, key=lambda k: k.arg or ""))
+        if name and name.endswith("Message"):
+            return ast.Name(name, ast.Load())
+        return node
 
 
-def _predictions(value: Any, keys: list[str], name: str, key: str) -> dict[str, Any]:
-    if not isinstance(value, dict) or sorted(value) != sorted(keys):
+def _render(value: Any) -> str:
+    """A prediction written as Python objects (classes, lists, dicts) in `output_shape` notation."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, type):
+        return value.__name__
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_render(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: {_render(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, Command | Send):
+        return output_shape(value)
+    return repr(value)
+
+
+def canonical(shape: Any) -> str:
+    """One spelling per shape: spaces, quote style, keyword order, `Command.PARENT` vs `PARENT` and
+    `Send(node='A', arg=None)` vs `Send('A')` do not matter."""
+    text = _render(shape).strip()
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError:
+        return "".join(text.split()).replace('"', "'")
+    return ast.dump(_Canonical().visit(tree), annotate_fields=False, include_attributes=False)
+
+
+def _predictions(value: Any, keys: list[str], name: str, key: str) -> Mapping[str, Any]:
+    """The learner's dict, its keys checked; "still to write" only for the starter's '?'."""
+    if not isinstance(value, Mapping):
         raise fail(
             f"`{name}` must be a dict with one prediction per case.",
             key=key,
-            where="the exercise's table above",
-            expected=f"keys {keys}",
-            observed=f"{sorted(value) if isinstance(value, dict) else type(value).__name__}",
+            where="the exercise's cell above (the starter's dict)",
+            expected=f"a dict with the keys {keys}",
+            observed=f"a {type(value).__name__}: {value!r}"[:200],
         )
-    todo = [k for k in keys if value[k] in ("?", "", None, ...)]
+    missing = [k for k in keys if k not in value]
+    extra = [k for k in value if k not in keys]
+    if missing or extra:
+        hint = ""
+        if any(not isinstance(k, str) for k in extra):
+            hint = " — the keys are the strings of the table above (quotes included), not numbers or names"
+        raise fail(
+            f"`{name}` must have exactly one prediction per case.",
+            key=key,
+            where="the exercise's cell above (the starter's dict)",
+            expected=f"the keys {keys}",
+            observed=(f"missing {missing}" if missing else "")
+            + ("; " if missing and extra else "")
+            + (f"unexpected {sorted(map(repr, extra))}" if extra else "")
+            + hint,
+        )
+    todo = [k for k in keys if value[k] is ... or (isinstance(value[k], str) and value[k].strip() == TODO)]
     if todo:
         raise CheckFailed(
             f"{key} — not yet: {len(todo)} prediction(s) still to write: {', '.join(todo)}.\n"
-            f"  Replace each '?' in {name} with your prediction, then run both cells again."
+            f"  Replace each '?' in {name} with your prediction, then run both cells again.\n"
+            f"  stuck?    {key}.hint() for a nudge, {key}.hint(2) for more, {key}.solution()"
         )
     return value
 
@@ -97,32 +183,30 @@ def _predictions(value: Any, keys: list[str], name: str, key: str) -> dict[str, 
 def check_shapes(SHAPES: Any) -> str:  # noqa: N803 - the learner's constant
     key = "q1"
     predictions = _predictions(SHAPES, list(CASES), "SHAPES", key)
-    wrong = []
-    for case in CASES:
-        real = actual_shape(case)
-        if _norm(predictions[case]) != _norm(real):
-            wrong.append((case, real))
-    if wrong:
-        lines = [
-            f"{key} — not yet: {len(wrong)} of {len(CASES)} predictions differ from what ToolNode returned."
-        ]
-        for case, real in wrong[:3]:
-            kind, returns = CASES[case]
-            why, heading = WHY[case]
-            lines += [
-                f"  {case} ({kind}; {returns})",
-                f"    expected: {real}",
-                f"    observed: {predictions[case]}  (your prediction)",
-                f"    why:      {why}",
-                f"    look at:  {section(LESSON, heading)}",
-            ]
-        if len(wrong) > 3:
-            lines.append(
-                f"  … and {len(wrong) - 3} more ({', '.join(c for c, _ in wrong[3:])}): fix these first."
+    cases, shown = Cases(key), set()
+    for case, (kind, returns) in CASES.items():
+        real, mine = actual_shape(case), predictions[case]
+        label = f"{case} ({kind}; {returns})"
+        if canonical(mine) == canonical(real):
+            cases.ok(label, real)
+            continue
+        if len(cases.failed) >= DETAILED:
+            cases.bad(
+                f"{label} — expected {real} (the why once the cases above pass)", expected="", observed=""
             )
-        lines.append(f"  stuck?    {key}.hint() for a nudge, {key}.hint(2) for more, {key}.solution()")
-        raise CheckFailed("\n".join(lines))
-    return f"all {len(CASES)} shapes predicted right — each checked against a real ToolNode."
+            continue
+        why, heading = WHY[case]
+        if mine is None or (isinstance(mine, str) and not mine.strip()):
+            why = f"{why} (ToolNode always returns something: a list or a dict)"
+        cases.bad(
+            label,
+            expected=real,
+            observed=f"{mine!r} (your prediction)",
+            why=why,
+            where="" if heading in shown else section(LESSON, heading),
+        )
+        shown.add(heading)
+    return cases.result(f"all {len(CASES)} shapes predicted right — each checked against a real ToolNode.")
 
 
 def make_content_tools() -> list[BaseTool]:
@@ -160,11 +244,17 @@ CONTENT_WHY = {
 }
 
 
-def actual_contents() -> dict[str, str]:
+@functools.cache
+def _contents() -> tuple[tuple[str, str], ...]:
     tools = make_content_tools()
     calls = tool_calls_message([(t.name, {"city": "Paris"}) for t in tools])
     out = ToolNode(tools).invoke([calls], runtime=Runtime())
-    return {message.name: message.content for message in out}
+    return tuple((message.name, message.content) for message in out)
+
+
+def actual_contents() -> dict[str, str]:
+    """Each content tool's ToolMessage content, from a real ToolNode (run once per kernel)."""
+    return dict(_contents())
 
 
 def check_contents(CONTENTS: Any) -> str:  # noqa: N803
@@ -173,24 +263,23 @@ def check_contents(CONTENTS: Any) -> str:  # noqa: N803
     predictions = _predictions(CONTENTS, names, "CONTENTS", key)
     real = actual_contents()
     why = dict(zip(names, ("json", "int", "none", "list"), strict=True))
-    wrong = [name for name in names if predictions[name] != real[name]]
-    if wrong:
-        lines = [
-            f"{key} — not yet: {len(wrong)} of {len(names)} contents differ from what ToolNode produced."
-        ]
-        for name in wrong:
-            lines += [
-                f"  {name}",
-                f"    expected: {real[name]!r}",
-                f"    observed: {predictions[name]!r}  (your prediction)",
-                f"    why:      {CONTENT_WHY[why[name]]}",
-            ]
-        lines.append(
-            f"  look at:  {section(LESSON, '5. How plain return values become ToolMessage content')}"
+    cases, where = Cases(key), section(LESSON, CONTENT_HEADING)
+    for name in names:
+        mine = predictions[name]
+        if mine == real[name] and isinstance(mine, str):
+            cases.ok(name, repr(real[name]))
+            continue
+        reason = CONTENT_WHY[why[name]]
+        if not isinstance(mine, str):
+            reason = (
+                f"you wrote the {type(mine).__name__} {mine!r}: a ToolMessage's content here is always a str "
+                f"(the model reads text) — {reason}"
+            )
+        cases.bad(
+            name, expected=repr(real[name]), observed=f"{mine!r} (your prediction)", why=reason, where=where
         )
-        lines.append(f"  stuck?    {key}.hint() for a nudge, {key}.hint(2) for more, {key}.solution()")
-        raise CheckFailed("\n".join(lines))
-    return f"all {len(names)} contents exact — each checked against a real ToolNode."
+        where = ""  # one link is enough
+    return cases.result(f"all {len(names)} contents exact — each checked against a real ToolNode.")
 
 
 q1 = Exercise(
@@ -220,4 +309,4 @@ q2 = Exercise(
     ),
 )
 
-__all__ = ["CASES", "CheckFailed", "make_content_tools", "q1", "q2"]
+__all__ = ["CASES", "CheckFailed", "canonical", "make_content_tools", "q1", "q2"]
