@@ -130,11 +130,13 @@ clean: ## remove the venv and caches (notebooks keep their outputs)
 DIR  ?= labs
 N    ?=
 FROM ?=
+JSON ?=
+CSV  ?=
 .PHONY: labs labs-build reset-lab reset-labs restore-lab
 
-labs: ## run your labs headless, one line per exercise (a collected folder: make labs DIR=...)
+labs: ## run your labs headless, one line per exercise (a collected folder: make labs DIR=... [JSON=f] [CSV=f])
 	@$(DRIFT)
-	$(PY) -m helpers.labs report "$(DIR)"
+	$(PY) -m helpers.labs report "$(DIR)" $(if $(JSON),--json "$(JSON)") $(if $(CSV),--csv "$(CSV)")
 
 labs-build: setup ## regenerate the lab starters labs/NN_*.ipynb from labs/solutions/
 	$(PY) -m helpers.labs build
@@ -144,12 +146,12 @@ reset-lab: ## restore one lab's starter, backing yours up: make reset-lab N=01
 	@$(DRIFT)
 	$(PY) -m helpers.labs reset $(N)
 
-reset-labs: ## restore every lab's starter (yours are backed up in labs/.backups/)
+reset-labs: ## restore every lab's starter (yours are backed up in labs/backups/)
 	@$(DRIFT)
 	$(PY) -m helpers.labs reset all
 
 restore-lab: ## restore a backed-up lab: make restore-lab N=01 [FROM=backup]
-	@test -n "$(N)" || { echo "Name the lab: make restore-lab N=01 [FROM=backup] (backups: labs/.backups/)"; exit 2; }
+	@test -n "$(N)" || { echo "Name the lab: make restore-lab N=01 [FROM=backup] (backups: labs/backups/)"; exit 2; }
 	@$(DRIFT)
 	$(PY) -m helpers.labs restore $(N) $(FROM)
 
