@@ -165,7 +165,8 @@ LESSONS: tuple[Lesson, ...] = (
     ),
 )
 
-COURSE_MAP_ANCHOR = "../README.md#the-course"
+COURSE_MAP_ANCHOR = "../README.md#The-course"
+"""JupyterLab's id for README's `## The course` (case kept; it does not match GitHub's `#the-course`)."""
 
 INTERVIEW_LESSONS: tuple[int, ...] = (1, 3, 5, 6, 8, 11, 12)
 """The interview track: the rules (order and failure, ToolNode's concurrency and errors, return
@@ -206,7 +207,7 @@ def navigation_line(number: int) -> str:
     """The line that ends a lesson's title cell: previous · course map · next.
 
     Example (for lesson 03), on one line:
-    `[← 02 · A hand-built tool node](02_custom_async_tool_node.ipynb) · [Course map](../README.md#the-course)
+    `[← 02 · A hand-built tool node](02_custom_async_tool_node.ipynb) · [Course map](../README.md#The-course)
     · [04 · The tools_condition loop →](04_tools_condition_loop.ipynb)`
     """
     previous, following = neighbours(number)
