@@ -1,16 +1,19 @@
-"""The course map: every lesson's number, notebook, title, time and the lab that follows it.
+"""The course map: every lesson's number, notebook, title and the lab that follows it, and the
+time estimator every stated time comes from.
 
-This table is the one source for lesson times and the map. README's "The course" table is printed
-from it (`python -m helpers.course`), lesson 00 shows it live, and `tests/test_course.py` checks
-every notebook's `**Time:** about NN minutes.` line, its navigation line and its "What's next"
-links against it.
+The map is the one source for the course table and the tracks; the estimator is the one source for
+every time. README's "The course" block is printed from them (`python -m helpers.course`; rewrite it
+in place with `python -m helpers.course --write-readme`), lesson 00 shows them live, and
+`tests/test_course.py` checks every notebook's `**Time:** about NN minutes.` line, each deep dive's
+and sitting's `*About NN minutes.*` line, the navigation line and the "What's next" links against them.
 
 Example:
     ```python
-    from helpers.course import LESSONS, lesson
-    lesson(3).minutes          # 35
-    lesson(3).lab              # 'labs/03_error_policy.ipynb'
-    sum(l.minutes for l in LESSONS)
+    from helpers.course import LESSONS, lesson, track_minutes, INTERVIEW_LESSONS
+    lesson(3).minutes               # the core path's estimate, from the notebook itself
+    lesson(3).lab                   # 'labs/03_error_policy.ipynb'
+    lesson(3).lab_minutes           # the lab's estimate, from labs/solutions/03_error_policy.ipynb
+    track_minutes(INTERVIEW_LESSONS)
     ```
 
 Taught in `notebooks/00_start_here.ipynb`.
@@ -20,8 +23,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
-from dataclasses import dataclass, field
+import sys
+from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,12 +35,14 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @dataclass(frozen=True)
 class Lesson:
-    """One row of the course map. Paths are relative to the repository root."""
+    """One row of the course map. Paths are relative to the repository root.
+
+    The times are not stored: each is estimated from the notebook when asked (see `estimate_parts`).
+    """
 
     number: int
     file: str
     title: str
-    minutes: int
     lab: str | None
     teaches: str
 
@@ -48,70 +56,121 @@ class Lesson:
         """The notebook's file name without folder or suffix, e.g. `03_builtin_toolnode`."""
         return self.file.rsplit("/", 1)[-1].removesuffix(".ipynb")
 
+    @property
+    def exists(self) -> bool:
+        """Whether the notebook is in this checkout."""
+        return (ROOT / self.file).exists()
+
+    @property
+    def parts(self) -> Parts:
+        """The notebook's core path, deep dives and sittings, each estimated."""
+        return _parts_of(self.file)
+
+    @property
+    def minutes(self) -> int:
+        """The core path's estimate: what the lesson's `**Time:**` line states."""
+        return self.parts.core.minutes
+
+    @property
+    def deep_dive_minutes(self) -> int:
+        """The optional deep dives, each rounded as it is stated, added up (0 if none)."""
+        return sum(e.minutes for _, e in self.parts.deep_dives)
+
+    @property
+    def sitting_minutes(self) -> tuple[int, ...]:
+        """Each sitting's estimate, in order (empty for a lesson without sittings)."""
+        return tuple(e.minutes for _, e in self.parts.sittings)
+
+    @property
+    def lab_solution(self) -> str | None:
+        """The lab's solution notebook, which the lab's time is estimated from."""
+        return None if self.lab is None else self.lab.replace("labs/", "labs/solutions/", 1)
+
+    @property
+    def lab_minutes(self) -> int:
+        """The lab's estimate (0 without a lab): its solution read, each exercise written and checked."""
+        return 0 if self.lab is None else _parts_of(self.lab_solution).core.minutes
+
+
+def _parts_of(file: str) -> Parts:
+    path = _path(file)
+    return _cached_parts(str(path), path.stat().st_mtime_ns)
+
+
+@lru_cache(maxsize=64)
+def _cached_parts(path: str, mtime_ns: int) -> Parts:
+    return estimate_parts(path)
+
 
 LESSONS: tuple[Lesson, ...] = (
     Lesson(
-        0, 'notebooks/00_start_here.ipynb', 'Start here', 10, None,
+        0, 'notebooks/00_start_here.ipynb', 'Start here', None,
         'the map and three tracks, the pre-flight check, offline vs real model, running and resetting',
     ),
     Lesson(
-        1, 'notebooks/01_sequential_vs_gather.ipynb', 'Sequential vs asyncio.gather', 25,
+        1, 'notebooks/01_sequential_vs_gather.ipynb', 'Sequential vs asyncio.gather',
         'labs/01_make_it_concurrent.ipynb',
         'timing and timelines, result vs completion order, dependent calls, '
         'failure semantics, scaling with N',
     ),
     Lesson(
-        2, 'notebooks/02_custom_async_tool_node.ipynb', 'A hand-built tool node', 30,
+        2, 'notebooks/02_custom_async_tool_node.ipynb', 'A hand-built tool node',
         'labs/02_build_a_tool_node.ipynb',
         'tool-call anatomy, a name allow-list, errors → ToolMessage, timeouts, '
         'a concurrency limit, as a graph node',
     ),
     Lesson(
-        3, 'notebooks/03_builtin_toolnode.ipynb', 'The built-in ToolNode', 35, 'labs/03_error_policy.ipynb',
+        3, 'notebooks/03_builtin_toolnode.ipynb', 'The built-in ToolNode', 'labs/03_error_policy.ipynb',
         "in a graph and standalone (the 'N/A' error), thread-pool waves vs gather, "
         'max_concurrency, handle_tool_errors',
     ),
     Lesson(
-        4, 'notebooks/04_tools_condition_loop.ipynb', 'The tools_condition loop', 35, None,
+        4, 'notebooks/04_tools_condition_loop.ipynb', 'The tools_condition loop', None,
         'llm → tools → llm, routing, streaming, the real wire format via ChatOpenAI, '
         'switching to a real model',
     ),
     Lesson(
-        5, 'notebooks/05_return_types.ipynb', 'Return-type rules', 30, 'labs/05_predict_return_types.ipynb',
+        5, 'notebooks/05_return_types.ipynb', 'Return-type rules', 'labs/05_predict_return_types.ipynb',
         'the four input kinds, rule one, content conversion, reducers, a live input × return → output table',
     ),
     Lesson(
-        6, 'notebooks/06_command_and_parent.ipynb', 'Command and Command.PARENT', 35,
+        6, 'notebooks/06_command_and_parent.ipynb', 'Command and Command.PARENT',
         'labs/06_hand_off_to_parent.ipynb',
         'update/goto, validation errors, PARENT + Send merging, siblings in the batch, a real parent graph',
     ),
     Lesson(
-        7, 'notebooks/07_inside_toolnode.ipynb', 'Inside ToolNode', 30, None,
+        7, 'notebooks/07_inside_toolnode.ipynb', 'Inside ToolNode', None,
         'the pinned source read live, the input payloads, ToolRuntime and injection',
     ),
     Lesson(
-        8, 'notebooks/08_interceptors.ipynb', 'Interceptors', 30, 'labs/08_guard_dangerous_tools.ipynb',
+        8, 'notebooks/08_interceptors.ipynb', 'Interceptors', 'labs/08_guard_dangerous_tools.ipynb',
         'wrap_tool_call / awrap_tool_call: logging, retry, deny-list, approval with interrupt(), pitfalls',
     ),
     Lesson(
-        9, 'notebooks/09_prebuilt_agents.ipynb', 'The prebuilt agents', 35, None,
+        9, 'notebooks/09_prebuilt_agents.ipynb', 'The prebuilt agents', None,
         'create_agent and create_react_agent: one Send per tool call, what that changes',
     ),
     Lesson(
-        10, 'notebooks/10_mcp_tools.ipynb', 'MCP tools', 30, None,
+        10, 'notebooks/10_mcp_tools.ipynb', 'MCP tools', None,
         'a real local stdio MCP server → langchain-mcp-adapters → ToolNode; async-only; session cost',
     ),
     Lesson(
-        11, 'notebooks/11_interview_walkthrough.ipynb', 'Interview walkthrough', 35, None,
-        'predict-the-output drills verified live, myths vs facts, the cheat sheets',
+        11, 'notebooks/11_mock_interview.ipynb', 'Mock interview', None,
+        'the questions asked most (agents, approval, errors, concurrency), each verified live, '
+        'with two-minute spoken answers',
+    ),
+    Lesson(
+        12, 'notebooks/12_drill_bank.ipynb', 'Drill bank', None,
+        'every predict-the-output drill, verified live, in sittings by topic, each linking its lesson',
     ),
 )
 
-COURSE_MAP_ANCHOR = "../README.md#the-course"
+COURSE_MAP_ANCHOR = "../README.md#The-course"
+"""JupyterLab's id for README's `## The course` (case kept; it does not match GitHub's `#the-course`)."""
 
-INTERVIEW_LESSONS: tuple[int, ...] = (1, 3, 5, 6, 8, 11)
+INTERVIEW_LESSONS: tuple[int, ...] = (1, 3, 5, 6, 8, 11, 12)
 """The interview track: the rules (order and failure, ToolNode's concurrency and errors, return
-shapes, `Command.PARENT`, interceptors), then lesson 11's drills."""
+shapes, `Command.PARENT`, interceptors), the mock interview, then the drill bank's sittings."""
 
 WORKSHOP_BLOCKS: tuple[tuple[str, int], ...] = (
     ("00 · tracks and the pre-flight check on screen", 10),
@@ -148,7 +207,7 @@ def navigation_line(number: int) -> str:
     """The line that ends a lesson's title cell: previous · course map · next.
 
     Example (for lesson 03), on one line:
-    `[← 02 · A hand-built tool node](02_custom_async_tool_node.ipynb) · [Course map](../README.md#the-course)
+    `[← 02 · A hand-built tool node](02_custom_async_tool_node.ipynb) · [Course map](../README.md#The-course)
     · [04 · The tools_condition loop →](04_tools_condition_loop.ipynb)`
     """
     previous, following = neighbours(number)
@@ -161,37 +220,129 @@ def navigation_line(number: int) -> str:
     return " · ".join(parts)
 
 
-def total_minutes(numbers: list[int] | None = None) -> int:
-    """Minutes for these lessons (all of them by default)."""
+def track_minutes(numbers: tuple[int, ...] | list[int] | None = None, labs: bool = False) -> int:
+    """A track's stated total: each lesson's core path plus its sittings (deep dives are optional
+    and left out), and each lab when `labs` is true. All lessons by default. Each part is rounded
+    as it is stated, so the total is the sum of the figures a learner reads."""
     rows = LESSONS if numbers is None else [lesson(n) for n in numbers]
-    return sum(row.minutes for row in rows)
+    return sum(row.minutes + sum(row.sitting_minutes) + (row.lab_minutes if labs else 0) for row in rows)
 
 
-def markdown_table() -> str:
-    """README's course table: one row per lesson, with its lab and time."""
+def total_minutes(numbers: list[int] | None = None) -> int:
+    """Minutes for these lessons' core paths and sittings, without labs (all lessons by default)."""
+    return track_minutes(numbers)
+
+
+def deep_dive_minutes(numbers: tuple[int, ...] | list[int] | None = None) -> int:
+    """The optional deep dives of these lessons (all by default), added up."""
+    rows = LESSONS if numbers is None else [lesson(n) for n in numbers]
+    return sum(row.deep_dive_minutes for row in rows)
+
+
+def lab_minutes() -> int:
+    """Every lab, added up."""
+    return sum(row.lab_minutes for row in LESSONS)
+
+
+def hours(minutes: int) -> str:
+    """`"7 h 25 min"` for 445."""
+    return f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{minutes} min"
+
+
+def time_cell(row: Lesson) -> str:
+    """The time a course table states for a lesson: the core path, then deep dives or sittings."""
+    if not row.exists:
+        return "—"
+    text = f"{row.minutes} min"
+    if row.deep_dive_minutes:
+        text += f" + optional deep dives {row.deep_dive_minutes} min"
+    if row.sitting_minutes:
+        text += " + sittings " + " + ".join(str(m) for m in row.sitting_minutes) + " min"
+    return text
+
+
+def _rel(path: str, start: str) -> str:
+    return os.path.relpath(path, start).replace(os.sep, "/") if start else path
+
+
+def markdown_table(start: str = "") -> str:
+    """The course table: one row per lesson, with its lab and the times.
+
+    Links are relative to the folder `start` (the repository root by default; `"notebooks"` for a
+    lesson)."""
     lines = ["| # | lesson | teaches | lab that follows | time |", "|---|---|---|---|---|"]
     for row in LESSONS:
-        lab = f"[{row.lab.rsplit('/', 1)[-1].removesuffix('.ipynb')}]({row.lab})" if row.lab else ""
-        lines.append(
-            f"| {row.code} | [{row.title}]({row.file}) | {row.teaches} | {lab} | {row.minutes} min |"
-        )
+        lab = ""
+        if row.lab:
+            lab = f"[{row.lab.rsplit('/', 1)[-1].removesuffix('.ipynb')}]({_rel(row.lab, start)})"
+            lab += f" · {row.lab_minutes} min" if (ROOT / row.lab_solution).exists() else ""
+        title = f"[{row.title}]({_rel(row.file, start)})"
+        lines.append(f"| {row.code} | {title} | {row.teaches} | {lab} | {time_cell(row)} |")
     return "\n".join(lines)
 
 
+def _missing(numbers) -> str:
+    gone = [lesson(n).code for n in numbers if not lesson(n).exists]
+    return f" (not counted, not in this checkout: {', '.join(gone)})" if gone else ""
+
+
+def tracks_markdown() -> str:
+    """The two tracks whose totals come from the estimator, as README states them."""
+    present = [row.number for row in LESSONS if row.exists]
+    interview = [n for n in INTERVIEW_LESSONS if lesson(n).exists]
+    core, labs, dives = track_minutes(present), lab_minutes(), deep_dive_minutes(present)
+    interview_total = track_minutes(interview)
+    sittings = " + ".join(
+        f"{lesson(n).code} {lesson(n).minutes}" + "".join(f" + {m}" for m in lesson(n).sitting_minutes)
+        for n in interview
+    )
+    return "\n".join([
+        f"- *Self-paced learner* — {LESSONS[0].code} → {LESSONS[-1].code} in order, each lab when its "
+        f"lesson sends you there: {core + labs} minutes (about {hours(core + labs)}): {core} minutes of "
+        f"lessons (core paths and sittings) and {labs} of labs"
+        f"{_missing(row.number for row in LESSONS)}. The deep dives are optional: {dives} minutes more. "
+        "Answer each lesson's *Check your understanding* before moving on.",
+        "- *Interview candidate* — the rules in lessons "
+        + ", ".join(lesson(n).code for n in INTERVIEW_LESSONS[:-2])
+        + f", predicting each cell's output before running it, then the mock interview ({lesson(11).code}) "
+        f"and the drill bank's sittings ({lesson(12).code}): {interview_total} minutes in all ({sittings})"
+        f"{_missing(INTERVIEW_LESSONS)}, no sitting over {MAX_SITTING_MINUTES} minutes.",
+    ])
+
+
+README_BEGIN = "<!-- course-map: printed by `python -m helpers.course`; do not edit by hand -->"
+README_END = "<!-- /course-map -->"
+
+
+def readme_block() -> str:
+    """README's generated block: the course table and the tracks' totals, between two markers."""
+    return f"{README_BEGIN}\n{markdown_table()}\n\n{tracks_markdown()}\n{README_END}"
+
+
+def write_readme(path: Path = ROOT / "README.md") -> bool:
+    """Replace README's generated block with `readme_block()`; True if the file changed."""
+    text = path.read_text(encoding="utf-8")
+    begin, end = text.index(README_BEGIN), text.index(README_END) + len(README_END)
+    new = text[:begin] + readme_block() + text[end:]
+    if new != text:
+        path.write_text(new, encoding="utf-8")
+    return new != text
+
+
 # -- the time estimate -----------------------------------------------------------------------------
-# One estimator for every stated time: a lesson's, a lab's, a sitting's, a track's, a workshop block's.
+# One estimator for every stated time: a lesson's, a lab's, a deep dive's, a sitting's, a track's.
 # A learner reads the prose, reads and runs each code cell and looks at its output, answers the
 # questions, predicts each drill before running it, writes each lab exercise. The constants are below;
-# README's "How long things take" says where they come from.
+# README's "How long things take" says what they cover and how they were calibrated.
 
 WORDS_PER_MINUTE = 180
 """Reading speed for technical prose that is being learned, not skimmed."""
 SECONDS_PER_CODE_CELL = 30
 """Run a cell, look at its output."""
 SECONDS_PER_CODE_LINE = 3
-"""Read a line of code before running it."""
+"""Read a line of code before running it (code cells and fenced code in markdown)."""
 SECONDS_PER_QUESTION = 30
-"""Answer one *Check your understanding* question in your head."""
+"""Answer one *Check your understanding* question in your head (its answer is read as prose)."""
 MINUTES_PER_DRILL = 1
 """Predict a drill's output before running it (on top of reading and running its cells)."""
 MINUTES_PER_SPOKEN_ANSWER = 2
@@ -199,16 +350,20 @@ MINUTES_PER_SPOKEN_ANSWER = 2
 MINUTES_PER_EXERCISE = 8
 """Write one lab exercise, run its check, read the feedback, fix once."""
 RUN_MARGIN_MINUTES = 2
-"""Open the notebook, start the kernel, wait for the slowest cells."""
+"""Open the notebook, start the kernel, wait for the slowest cells (once per sitting)."""
+MAX_SITTING_MINUTES = 45
+"""No core path, deep dive, sitting or lab may be stated at more than this."""
 
-_FENCE = re.compile(r"^(```|~~~).*?^\1", re.M | re.S)
+_FENCE = re.compile(r"^[ \t]*(```|~~~).*?^[ \t]*\1[^\n]*$", re.M | re.S)
 _TAG = re.compile(r"<[^>]+>")
 _LINK_TARGET = re.compile(r"\]\([^)]*\)")
-_WORD = re.compile(r"[A-Za-z0-9_'’.+-]+|[\u3400-\u9fff]")
+_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_'’.+-]*|[\u3400-\u9fff]")
 _DRILL = re.compile(r"^#{2,4} Drill\b", re.M)
 _SPOKEN = re.compile(r"^#{2,4} Spoken answer\b", re.M)
 _CHECK = re.compile(r"\b(q\d+)\.check\(")
-_QUESTION = re.compile(r"^\s*(\d+[.)]|[-*]) ", re.M)
+_QUESTION = re.compile(r"^(?:\d+[.)]|[-*+]) +\S")
+_H2 = re.compile(r"^## ", re.M)
+QUESTIONS_HEADING = "## Check your understanding"
 
 
 @dataclass(frozen=True)
@@ -219,7 +374,7 @@ class Estimate:
         ```python
         from helpers.course import estimate
         e = estimate("notebooks/01_sequential_vs_gather.ipynb")
-        e.words, e.code_cells, e.minutes   # (1973, 22, 35)
+        e.words, e.code_cells, e.questions, e.minutes
         ```
     """
 
@@ -231,7 +386,6 @@ class Estimate:
     spoken_answers: int = 0
     exercises: int = 0
     margin: float = RUN_MARGIN_MINUTES
-    parts: tuple = field(default=(), compare=False)
 
     @property
     def exact_minutes(self) -> float:
@@ -258,34 +412,101 @@ def round_to_five(minutes: float) -> int:
 
 
 def prose_words(markdown: str) -> int:
-    """Words a learner reads in a markdown cell: fenced code, HTML tags and link targets left out."""
+    """Words a learner reads in markdown: fenced code, HTML tags and link targets left out.
+
+    A word starts with a letter or digit (a lone `-` bullet or `|` is not one); each CJK character
+    counts as one word.
+    """
     text = _LINK_TARGET.sub("]", _TAG.sub(" ", _FENCE.sub(" ", markdown)))
     return len(_WORD.findall(text))
 
 
-def estimate_cells(cells: list[dict], margin: float = RUN_MARGIN_MINUTES) -> Estimate:
-    """The estimate for a list of notebook cells (dicts as in the .ipynb file, or nbformat nodes)."""
+def fenced_code_lines(markdown: str) -> int:
+    """Non-blank lines inside fenced code blocks (the fences themselves left out)."""
+    lines = 0
+    for block in _FENCE.finditer(markdown):
+        body = block.group(0).splitlines()[1:-1]
+        lines += len([ln for ln in body if ln.strip()])
+    return lines
+
+
+def _source(cell) -> str:
+    return cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
+
+
+def _pieces(cells: list) -> list[dict]:
+    """The cells, with every markdown cell cut before each `## ` heading line (outside fences).
+
+    A section heading in the middle of a markdown cell starts a new section all the same."""
+    pieces = []
+    for cell in cells:
+        source = _source(cell)
+        if cell["cell_type"] != "markdown":
+            pieces.append({"cell_type": cell["cell_type"], "source": source})
+            continue
+        fences = [m.span() for m in _FENCE.finditer(source)]
+        cuts = [m.start() for m in _H2.finditer(source)
+                if m.start() > 0 and not any(a <= m.start() < b for a, b in fences)]
+        for begin, end in zip([0, *cuts], [*cuts, len(source)], strict=True):
+            if source[begin:end].strip():
+                pieces.append({"cell_type": "markdown", "source": source[begin:end]})
+    return pieces
+
+
+def _question_lines(markdown: str, in_details: bool) -> tuple[int, bool]:
+    """Top-level list items outside `<details>` (the answers) and fences; the `<details>` state after."""
+    count = 0
+    for line in _FENCE.sub(" ", markdown).splitlines():
+        if "<details" in line:
+            in_details = True
+        if not in_details and _QUESTION.match(line):
+            count += 1
+        if "</details>" in line:
+            in_details = False
+    return count, in_details
+
+
+def estimate_cells(cells: list, margin: float = RUN_MARGIN_MINUTES) -> Estimate:
+    """The estimate for a list of notebook cells (dicts as in the .ipynb file, or nbformat nodes).
+
+    *Check your understanding* questions are the top-level items of any list (`1.`, `1)`, `-`, `*`,
+    `+`) in that section, outside its `<details>` answers, wherever in a cell the heading stands.
+    """
     words = code_cells = code_lines = questions = drills = spoken = 0
     exercises: set[str] = set()
-    in_questions = False
-    for cell in cells:
-        source = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
-        if cell["cell_type"] == "markdown":
+    in_questions = in_details = False
+    for piece in _pieces(cells):
+        source = piece["source"]
+        if piece["cell_type"] == "markdown":
             words += prose_words(source)
-            fenced = "\n".join(m.group(0) for m in _FENCE.finditer(source))
-            fences = 2 * len(_FENCE.findall(source))
-            code_lines += max(0, len([ln for ln in fenced.splitlines() if ln.strip()]) - fences)
+            code_lines += fenced_code_lines(source)
             drills += len(_DRILL.findall(source))
             spoken += len(_SPOKEN.findall(source))
-            if source.lstrip().startswith("## "):
-                in_questions = source.lstrip().startswith("## Check your understanding")
+            if source.startswith("## "):
+                in_questions = source.startswith(QUESTIONS_HEADING)
+                in_details = False
             if in_questions:
-                questions += len(_QUESTION.findall(_FENCE.sub(" ", source)))
-        elif cell["cell_type"] == "code":
+                found, in_details = _question_lines(source, in_details)
+                questions += found
+        elif piece["cell_type"] == "code":
             code_cells += 1
             code_lines += len([ln for ln in source.splitlines() if ln.strip()])
             exercises.update(_CHECK.findall(source))
     return Estimate(words, code_cells, code_lines, questions, drills, spoken, len(exercises), margin)
+
+
+def _path(path: str | Path) -> Path:
+    path = Path(path)
+    if not path.is_absolute():
+        path = ROOT / path
+    if not path.exists():
+        listed = [row.file for row in LESSONS]
+        raise FileNotFoundError(f"{path.name}: no such notebook; the course map lists {listed}")
+    return path
+
+
+def _cells(path: str | Path) -> list:
+    return json.loads(_path(path).read_text(encoding="utf-8"))["cells"]
 
 
 def estimate(path: str | Path) -> Estimate:
@@ -293,17 +514,12 @@ def estimate(path: str | Path) -> Estimate:
 
     Taught in `notebooks/00_start_here.ipynb`.
     """
-    path = Path(path)
-    if not path.is_absolute():
-        path = ROOT / path
-    if not path.exists():
-        listed = [row.file for row in LESSONS]
-        raise FileNotFoundError(f"{path.name}: no such notebook; the course map lists {listed}")
-    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-    return estimate_cells(cells)
+    return estimate_cells(_cells(path))
 
 
-_PART = re.compile(r"^## (?:\d+\. )?(Deep dive|Sitting \d+): ")
+_PART = re.compile(r"^## (?:(?P<n>\d+)\. )?(?P<kind>Deep dive|Sitting \d+): (?P<title>.+)$")
+ABOUT = re.compile(r"^\*About (\d+) minutes\.\*$", re.M)
+"""The line a deep dive's or sitting's heading cell states its time on."""
 
 
 @dataclass(frozen=True)
@@ -315,6 +531,7 @@ class Parts:
     margin: they are read in the same sitting or later in the same notebook); `sittings` are
     `## Sitting N: title` sections, each opened on its own (margin included). Each deep dive's or
     sitting's heading cell states its time on a line of its own: `*About NN minutes.*`
+    Each entry of `deep_dives` and `sittings` is `(heading without "## ", estimate)`.
     """
 
     core: Estimate
@@ -327,27 +544,42 @@ class Parts:
         return self.core.minutes + sum(e.minutes for _, e in self.deep_dives + self.sittings)
 
 
-def estimate_parts(path: str | Path) -> Parts:
-    """Split a notebook into its core path, optional deep dives and sittings, and estimate each."""
-    path = Path(path)
-    if not path.is_absolute():
-        path = ROOT / path
-    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+def _groups(cells: list) -> list[tuple[str | None, str, list]]:
+    """(kind, heading, pieces) per `##` section; kind is "Deep dive", "Sitting" or None."""
     groups: list[tuple[str | None, str, list]] = [(None, "", [])]
-    for cell in cells:
-        source = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
-        if cell["cell_type"] == "markdown" and source.startswith("## "):
+    for piece in _pieces(cells):
+        source = piece["source"]
+        if piece["cell_type"] == "markdown" and source.startswith("## "):
             heading = source.splitlines()[0]
             match = _PART.match(heading)
-            groups.append((match.group(1).split()[0] if match else None, heading[3:], []))
-        groups[-1][2].append(cell)
+            kind = None if match is None else match.group("kind").split()[0]
+            groups.append(({"Deep": "Deep dive", "Sitting": "Sitting"}.get(kind), heading[3:], []))
+        groups[-1][2].append(piece)
+    return groups
+
+
+def estimate_parts(path: str | Path) -> Parts:
+    """Split a notebook into its core path, optional deep dives and sittings, and estimate each."""
+    groups = _groups(_cells(path))
     core = [c for kind, _, cs in groups if kind is None for c in cs]
     return Parts(
         estimate_cells(core),
-        tuple((t, estimate_cells(cs, margin=0)) for k, t, cs in groups if k == "Deep"),
+        tuple((t, estimate_cells(cs, margin=0)) for k, t, cs in groups if k == "Deep dive"),
         tuple((t, estimate_cells(cs)) for k, t, cs in groups if k == "Sitting"),
     )
 
 
+def stated_part_minutes(path: str | Path) -> dict[str, list[int]]:
+    """Each deep dive's and sitting's heading → the minutes its `*About NN minutes.*` lines state."""
+    stated = {}
+    for kind, heading, pieces in _groups(_cells(path)):
+        if kind is not None:
+            stated[heading] = [int(n) for n in ABOUT.findall(pieces[0]["source"])]
+    return stated
+
+
 if __name__ == "__main__":
-    print(markdown_table())
+    if sys.argv[1:] == ["--write-readme"]:
+        print("README.md", "updated" if write_readme() else "already up to date")
+    else:
+        print(readme_block())

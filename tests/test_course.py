@@ -1,5 +1,6 @@
-"""The course map in helpers/course.py is the one source: README's table, every notebook's time,
-navigation line and "What's next" links must agree with it."""
+"""The course map and the estimator in helpers/course.py are the one source: README's table and
+tracks, every notebook's stated times, navigation line and "What's next" links must agree with them,
+and no sitting may be longer than 45 minutes."""
 
 from __future__ import annotations
 
@@ -13,15 +14,21 @@ from helpers.course import (
     COURSE_MAP_ANCHOR,
     INTERVIEW_LESSONS,
     LESSONS,
-    WORKSHOP_BLOCKS,
+    MAX_SITTING_MINUTES,
+    README_BEGIN,
+    README_END,
+    estimate_parts,
     lesson,
-    markdown_table,
     navigation_line,
     neighbours,
+    readme_block,
+    stated_part_minutes,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
-EXISTING = [row for row in LESSONS if (ROOT / row.file).exists()]
+EXISTING = [row for row in LESSONS if row.exists]
+LABS = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "labs" / "solutions").glob("[0-9][0-9]_*.ipynb"))
+NOTEBOOKS = [row.file for row in EXISTING] + LABS
 LINK = re.compile(r"\[([^\]]+)\]\(([^)\s]+)\)")
 
 
@@ -42,7 +49,38 @@ def test_numbers_and_files_follow_the_map():
     for row in LESSONS:
         assert row.file == f"notebooks/{row.code}_{row.name[3:]}.ipynb"
         assert row.lab is None or row.lab.startswith(f"labs/{row.code}_"), row.lab
-        assert 5 <= row.minutes <= 35, f"{row.code}: no lesson over ~35 minutes"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS)
+def test_no_sitting_over_45_minutes(path):
+    parts = estimate_parts(path)
+    too_long = [("core path", parts.core)] + list(parts.deep_dives) + list(parts.sittings)
+    too_long = [(name, e.minutes) for name, e in too_long if e.minutes > MAX_SITTING_MINUTES]
+    assert not too_long, (
+        f"{path}: {too_long} estimate over {MAX_SITTING_MINUTES} minutes. Keep the core path at most "
+        f"{MAX_SITTING_MINUTES}: move material into optional '## N. Deep dive: <title>' sections, "
+        "or split the notebook into '## Sitting N: <title>' sections (CONTRIBUTING.md, 'Times')"
+    )
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS)
+def test_deep_dives_and_sittings_state_their_estimate(path):
+    parts = estimate_parts(path)
+    stated = stated_part_minutes(path)
+    for heading, e in parts.deep_dives + parts.sittings:
+        assert stated[heading] == [e.minutes], (
+            f"{path}: '## {heading}' should carry the line '*About {e.minutes} minutes.*' right under "
+            f"its heading (the estimate of its cells), found {stated[heading]}"
+        )
+
+
+def test_every_lab_has_its_lesson_and_a_solution():
+    labs = {row.lab for row in LESSONS if row.lab}
+    starters = {str(p.relative_to(ROOT)) for p in (ROOT / "labs").glob("[0-9][0-9]_*.ipynb")}
+    assert labs == starters, f"labs in helpers/course.py {sorted(labs)} vs labs/ {sorted(starters)}"
+    for row in LESSONS:
+        if row.lab:
+            assert (ROOT / row.lab_solution).exists(), f"{row.lab}: no solution {row.lab_solution}"
 
 
 def test_every_notebook_has_a_row():
@@ -51,19 +89,20 @@ def test_every_notebook_has_a_row():
     assert not found - listed, f"notebooks missing from helpers/course.py: {sorted(found - listed)}"
 
 
-def test_readme_course_table_is_generated_from_the_map():
+def test_readme_course_table_and_tracks_are_generated_from_the_map():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert markdown_table() in readme, (
-        "README's course table differs from helpers/course.py: paste the output of "
-        "`python -m helpers.course` into README's 'The course' section"
+    assert README_BEGIN in readme and README_END in readme, "README's 'The course' lost its markers"
+    begin, end = readme.index(README_BEGIN), readme.index(README_END) + len(README_END)
+    assert readme[begin:end] == readme_block(), (
+        "README's course table or track totals differ from the notebooks' estimates: run "
+        "`python -m helpers.course --write-readme` (it rewrites only the block between the markers)"
     )
 
 
 def test_tracks_name_real_lessons():
-    assert INTERVIEW_LESSONS[-1] == 11
+    assert INTERVIEW_LESSONS[-2:] == (11, 12), "the interview track ends with the mock interview and drills"
     for number in INTERVIEW_LESSONS:
         lesson(number)
-    assert 150 <= sum(minutes for _, minutes in WORKSHOP_BLOCKS) <= 190, "a workshop is about 3 hours"
 
 
 def test_navigation_line_ends_at_both_ends_of_the_course():
@@ -75,10 +114,10 @@ def test_navigation_line_ends_at_both_ends_of_the_course():
 @pytest.mark.parametrize("row", EXISTING, ids=[row.name for row in EXISTING])
 def test_notebook_states_the_time_from_the_map(row):
     prerequisites = _section(_cells(row), "Prerequisites")
-    times = re.findall(r"\*\*Time:\*\* about (\d+) minutes\.", prerequisites)
+    times = re.findall(r"\*\*Time:\*\* about (\d+) minutes", prerequisites)
     assert times == [str(row.minutes)], (
-        f"{row.file}: '## Prerequisites and time' should say '**Time:** about {row.minutes} minutes.' "
-        f"(helpers/course.py is the one source), found {times}"
+        f"{row.file}: '## Prerequisites and time' should say '**Time:** about {row.minutes} minutes' "
+        f"(the estimate of its core path: helpers.course.estimate_parts), found {times}"
     )
 
 
