@@ -79,6 +79,23 @@ def wire_to_messages(wire: Sequence[Mapping[str, Any]]) -> list[BaseMessage]:
     return messages
 
 
+def unanswered_on_the_wire(wire: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The tool-call ids of wire messages that no `tool` message answers before the next turn.
+
+    Taught in `notebooks/12_failure_and_recovery.ipynb`.
+    """
+    missing: list[str] = []
+    pending: list[str] = []
+    for message in wire:
+        if message.get("role") == "tool":
+            pending = [call_id for call_id in pending if call_id != message.get("tool_call_id")]
+            continue
+        missing += pending
+        calls = message.get("tool_calls") or [] if message.get("role") == "assistant" else []
+        pending = [call["id"] for call in calls]
+    return missing + pending
+
+
 def message_to_wire(message: AIMessage) -> dict[str, Any]:
     """An AIMessage as the `choices[0].message` object of a chat-completions response."""
     wire: dict[str, Any] = {"role": "assistant", "content": message.content or None}
@@ -127,6 +144,9 @@ class ScriptedOpenAIEndpoint:
 
     Args:
         script: the turns, exactly as for `ScriptedChatModel`.
+        check_history: reject, as OpenAI does, a request whose history has an assistant message
+            with `tool_calls` not followed by a tool message for each call id (a 400 with
+            OpenAI's wording). Off by default, so lessons can send any history on purpose.
 
     Example:
         ```python
@@ -140,8 +160,9 @@ class ScriptedOpenAIEndpoint:
     Taught in `notebooks/04_tools_condition_loop.ipynb`.
     """
 
-    def __init__(self, script: Sequence[Turn]) -> None:
+    def __init__(self, script: Sequence[Turn], *, check_history: bool = False) -> None:
         self.model = ScriptedChatModel(script=list(script))
+        self.check_history = check_history
         self._exchanges: list[Exchange] = []
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
@@ -218,6 +239,11 @@ class ScriptedOpenAIEndpoint:
     # -- answering -----------------------------------------------------------------------------
     def answer(self, body: Mapping[str, Any]) -> tuple[int, dict[str, Any] | list[dict[str, Any]]]:
         """Decide the response to one chat-completions request body: (status, JSON or chunks)."""
+        if self.check_history and (missing := unanswered_on_the_wire(body.get("messages") or [])):
+            return 400, _error(
+                "An assistant message with 'tool_calls' must be followed by tool messages responding to "
+                "each 'tool_call_id'. The following tool_call_ids did not have response messages: "
+                + ", ".join(missing))
         try:
             messages = wire_to_messages(body.get("messages") or [])
             tools = body.get("tools")

@@ -1,0 +1,362 @@
+"""Library behaviour taught in notebooks/11_streaming_and_stopping.ipynb.
+
+What a running agent shows and does around its tools: each stream mode's view of a tools step,
+progress written from inside a tool, an inner chat model's tokens, and the four ways a run stops
+(the step limit, `return_direct`, `ToolCallLimitMiddleware`, one call per turn). Each test pins
+one statement of the lesson, in the form the lesson states it.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Annotated, TypedDict
+
+import pytest
+from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, ToolMessage
+from langchain_core.tools import InjectedToolCallId, tool
+from langgraph.errors import GraphRecursionError
+from langgraph.managed import RemainingSteps
+from langgraph.types import Command
+
+from helpers.graphs import tool_loop
+from helpers.history import unanswered_tool_calls
+from helpers.models import ScriptedChatModel
+
+lesson = pytest.mark.lesson("11_streaming_and_stopping")
+GO = {"messages": [HumanMessage("go")]}
+
+
+@tool
+def lookup(query: str) -> str:
+    """Look something up."""
+    return f"found {query}"
+
+
+@tool
+def set_flag(tool_call_id: Annotated[str, InjectedToolCallId]) -> Command:
+    """Set a flag in the state (answers its call with a Command)."""
+    return Command(update={"messages": [ToolMessage("flag set", tool_call_id=tool_call_id)]})
+
+
+def _calls(*names_and_args):
+    return [{"name": name, "args": args} for name, args in names_and_args]
+
+
+MIXED = [_calls(("lookup", {"query": "Paris"}), ("set_flag", {})), "done"]
+PLAIN = [_calls(("lookup", {"query": "Paris"}), ("lookup", {"query": "Rome"})), "done"]
+FOREVER = [_calls(("lookup", {"query": f"page {i}"})) for i in range(40)]
+
+
+def _loop(script, tools):
+    return tool_loop(ScriptedChatModel(script=script).bind_tools(tools), tools)
+
+
+def _react(model, tools, **options):
+    from langgraph.prebuilt import create_react_agent
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return create_react_agent(model, tools, **options)
+
+
+def _updates(graph, node="tools"):
+    return [update[node] for update in graph.stream(GO, stream_mode="updates") if node in update]
+
+
+# -- 1. stream modes ---------------------------------------------------------------------------
+@lesson
+def test_a_batch_with_a_command_streams_its_tools_update_as_a_list_of_per_call_updates():
+    (update,) = _updates(_loop(MIXED, [lookup, set_flag]))
+    assert isinstance(update, list) and len(update) == 2
+    assert [u["messages"][0].content for u in update] == ["found Paris", "flag set"]
+
+
+@lesson
+def test_a_batch_of_plain_results_streams_one_dict_update():
+    (update,) = _updates(_loop(PLAIN, [lookup]))
+    assert isinstance(update, dict)
+    assert [m.content for m in update["messages"]] == ["found Paris", "found Rome"]
+
+
+@lesson
+def test_create_agent_streams_one_tools_update_per_call():
+    from langchain.agents import create_agent
+
+    updates = _updates(create_agent(ScriptedChatModel(script=MIXED), [lookup, set_flag]))
+    assert len(updates) == 2 and all(isinstance(u, dict) and len(u["messages"]) == 1 for u in updates)
+    assert sorted(u["messages"][0].content for u in updates) == ["flag set", "found Paris"]
+
+
+@lesson
+def test_messages_mode_emits_the_tool_messages_tagged_with_the_tools_node():
+    seen = [(meta["langgraph_node"], type(m).__name__, m.content)
+            for m, meta in _loop(PLAIN, [lookup]).stream(GO, stream_mode="messages") if m.content]
+    assert seen == [("tools", "ToolMessage", "found Paris"), ("tools", "ToolMessage", "found Rome"),
+                    ("llm", "AIMessageChunk", "done")]
+
+
+# -- 2. progress from inside a tool ------------------------------------------------------------
+@tool
+def crawl(site: str) -> str:
+    """Crawl a site, reporting each page."""
+    from langgraph.config import get_stream_writer
+
+    write = get_stream_writer()
+    for page in (1, 2, 3):
+        write({"site": site, "page": page})
+    return f"crawled {site}: 3 pages"
+
+
+CRAWL = [_calls(("crawl", {"site": "example.org"})), "done"]
+
+
+@lesson
+def test_custom_chunks_from_a_tool_arrive_before_the_tools_update():
+    events = [(mode, chunk if mode == "custom" else next(iter(chunk)))
+              for mode, chunk in _loop(CRAWL, [crawl]).stream(GO, stream_mode=["updates", "custom"])]
+    progress = [("custom", {"site": "example.org", "page": page}) for page in (1, 2, 3)]
+    assert events == [("updates", "llm"), *progress, ("updates", "tools"), ("updates", "llm")]
+
+
+@lesson
+def test_the_stream_writer_is_a_no_op_without_custom_mode_and_never_touches_the_state():
+    result = _loop(CRAWL, [crawl]).invoke(GO)
+    assert result["messages"][-2].content == "crawled example.org: 3 pages"
+    assert set(result) == {"messages"}
+
+
+@lesson
+def test_get_stream_writer_outside_a_graph_run_raises():
+    with pytest.raises(KeyError, match="__pregel_runtime"):
+        crawl.invoke({"site": "example.org"})
+    with pytest.raises(RuntimeError, match="outside of a runnable context"):
+        crawl.func("example.org")
+
+
+@lesson
+def test_an_inner_chat_models_tokens_stream_under_the_tools_node_unless_tagged_nostream():
+    inner = ScriptedChatModel(script=["a short summary"])
+
+    @tool
+    def summarise(url: str) -> str:
+        """Summarise a page."""
+        return inner.invoke(f"Summarise {url}").content
+
+    @tool
+    def summarise_quietly(url: str) -> str:
+        """Summarise a page quietly."""
+        return inner.with_config(tags=["nostream"]).invoke(f"Summarise {url}").content
+
+    def streamed(tool_):
+        graph = _loop([_calls((tool_.name, {"url": "u"})), "ok"], [tool_])
+        return [(meta["langgraph_node"], type(m)) for m, meta in graph.stream(GO, stream_mode="messages")
+                if m.content]
+
+    loud = streamed(summarise)
+    assert ("tools", AIMessageChunk) in loud and loud.index(("tools", AIMessageChunk)) < loud.index(
+        ("tools", ToolMessage))
+    assert streamed(summarise_quietly) == [("tools", ToolMessage), ("llm", AIMessageChunk)]
+
+
+# -- 3. the step limit -------------------------------------------------------------------------
+def _at_limit(graph, limit):
+    try:
+        return graph.invoke(GO, {"recursion_limit": limit})["messages"][-1]
+    except GraphRecursionError:
+        return None
+
+
+@lesson
+@pytest.mark.parametrize("limit", [4, 5, 6, 7])
+def test_create_agent_raises_at_the_step_limit(limit):
+    from langchain.agents import create_agent
+
+    assert _at_limit(create_agent(ScriptedChatModel(script=FOREVER), [lookup]), limit) is None
+
+
+@lesson
+@pytest.mark.parametrize("version", ["v1", "v2"])
+@pytest.mark.parametrize("limit", [4, 5, 6, 7])
+def test_create_react_agent_apologises_at_an_even_limit_and_raises_at_an_odd_one(limit, version):
+    last = _at_limit(_react(ScriptedChatModel(script=FOREVER), [lookup], version=version), limit)
+    if limit % 2:
+        assert last is None
+    else:
+        assert isinstance(last, AIMessage)
+        assert last.content == "Sorry, need more steps to process this request."
+
+
+class CountingState(TypedDict):
+    n: int
+    remaining_steps: RemainingSteps
+
+
+@lesson
+def test_remaining_steps_counts_down_to_zero_one_per_node_run():
+    from langgraph.graph import START, StateGraph
+
+    seen = []
+
+    def node(state):
+        seen.append(state["remaining_steps"])
+        return {"n": state["n"] + 1}
+
+    builder = StateGraph(CountingState)
+    builder.add_node("a", node)
+    builder.add_node("b", node)
+    builder.add_edge(START, "a")
+    builder.add_edge("a", "b")
+    builder.add_edge("b", "a")
+    with pytest.raises(GraphRecursionError):
+        builder.compile().invoke({"n": 0}, {"recursion_limit": 5})
+    assert seen == [4, 3, 2, 1, 0]
+
+
+# -- 4. return_direct --------------------------------------------------------------------------
+@tool(return_direct=True)
+def final_answer(text: str) -> str:
+    """Give the user the final answer."""
+    return text
+
+
+DIRECT_TURNS = {
+    "direct alone": _calls(("final_answer", {"text": "42"})),
+    "direct + lookup": _calls(("final_answer", {"text": "42"}), ("lookup", {"query": "x"})),
+    "two direct": _calls(("final_answer", {"text": "a"}), ("final_answer", {"text": "b"})),
+}
+
+
+def _direct_run(build, turn):
+    agent = build(ScriptedChatModel(script=[turn, "the model speaks again"]), [final_answer, lookup])
+    return agent.invoke(GO)["messages"]
+
+
+@lesson
+@pytest.mark.parametrize("label", list(DIRECT_TURNS))
+def test_create_react_agent_stops_when_any_call_of_the_batch_is_return_direct(label):
+    messages = _direct_run(_react, DIRECT_TURNS[label])
+    assert isinstance(messages[-1], ToolMessage)
+    assert sum(isinstance(m, ToolMessage) for m in messages) == len(DIRECT_TURNS[label])  # every call ran
+
+
+@lesson
+@pytest.mark.parametrize("label", list(DIRECT_TURNS))
+def test_create_agent_stops_only_when_every_call_of_the_batch_is_return_direct(label):
+    from langchain.agents import create_agent
+
+    messages = _direct_run(create_agent, DIRECT_TURNS[label])
+    assert sum(isinstance(m, ToolMessage) for m in messages) == len(DIRECT_TURNS[label])  # every call ran
+    if label == "direct + lookup":
+        assert isinstance(messages[-1], AIMessage) and messages[-1].content == "the model speaks again"
+    else:
+        assert isinstance(messages[-1], ToolMessage)
+
+
+# -- 5. ToolCallLimitMiddleware ----------------------------------------------------------------
+def _budget_run(exit_behavior=None, **limits):
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import ToolCallLimitMiddleware
+
+    ran = []
+
+    @tool
+    def fetch(query: str) -> str:
+        """Fetch a page."""
+        ran.append(query)
+        return f"fetched {query}"
+
+    script = [_calls(("fetch", {"query": "a"}), ("fetch", {"query": "b"})), _calls(("fetch", {"query": "c"})),
+              "final answer"]
+    options = {"exit_behavior": exit_behavior} if exit_behavior else {}
+    agent = create_agent(ScriptedChatModel(script=script), [fetch],
+                         middleware=[ToolCallLimitMiddleware(**limits, **options)])
+    return agent.invoke(GO)["messages"], ran
+
+
+@lesson
+@pytest.mark.parametrize("exit_behavior", [None, "continue"])
+def test_tool_call_limit_continue_blocks_calls_over_budget_and_lets_the_model_go_on(exit_behavior):
+    messages, ran = _budget_run(exit_behavior, run_limit=1)
+    assert ran == ["a"]
+    errors = [m for m in messages if isinstance(m, ToolMessage) and m.status == "error"]
+    assert [m.tool_call_id for m in errors] == ["call_0_1", "call_1_0"]
+    assert all("Tool call limit exceeded" in m.content for m in errors)
+    assert messages[-1].content == "final answer" and unanswered_tool_calls(messages) == []
+
+
+@lesson
+def test_tool_call_limit_end_runs_nothing_of_the_crossing_turn_and_answers_every_call():
+    messages, ran = _budget_run("end", run_limit=1)
+    assert ran == []
+    tool_messages = [m for m in messages if isinstance(m, ToolMessage)]
+    assert {m.tool_call_id for m in tool_messages} == {"call_0_0", "call_0_1"}
+    assert all(m.status == "error" for m in tool_messages)
+    assert isinstance(messages[-1], AIMessage) and "run limit exceeded (2/1 calls)" in messages[-1].content
+    assert unanswered_tool_calls(messages) == []
+
+
+@lesson
+def test_tool_call_limit_error_raises_before_any_tool_of_that_turn_runs():
+    from langchain.agents.middleware.tool_call_limit import ToolCallLimitExceededError
+
+    with pytest.raises(ToolCallLimitExceededError, match=r"run limit exceeded \(2/1 calls\)"):
+        _budget_run("error", run_limit=1)
+
+
+@lesson
+def test_a_thread_limit_counts_calls_across_runs_of_one_thread():
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import ToolCallLimitMiddleware
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    ran = []
+
+    @tool
+    def fetch(query: str) -> str:
+        """Fetch a page."""
+        ran.append(query)
+        return f"fetched {query}"
+
+    script = [_calls(("fetch", {"query": "x"})), "one", _calls(("fetch", {"query": "y"})), "two"]
+    agent = create_agent(ScriptedChatModel(script=script), [fetch],
+                         middleware=[ToolCallLimitMiddleware(thread_limit=1)], checkpointer=InMemorySaver())
+    thread = {"configurable": {"thread_id": "t"}}
+    agent.invoke({"messages": [HumanMessage("first")]}, thread)
+    second = agent.invoke({"messages": [HumanMessage("second")]}, thread)["messages"]
+    assert ran == ["x"]
+    assert second[-2].status == "error" and "Tool call limit exceeded" in second[-2].content
+
+
+# -- 6. parallel_tool_calls ---------------------------------------------------------------------
+@lesson
+def test_parallel_tool_calls_false_is_a_field_of_the_request_chatopenai_sends():
+    from langchain_openai import ChatOpenAI
+
+    from helpers.openai_endpoint import ScriptedOpenAIEndpoint
+
+    with ScriptedOpenAIEndpoint([_calls(("lookup", {"query": "Paris"}))]) as endpoint:
+        llm = ChatOpenAI(model="gpt-4o", base_url=endpoint.base_url, api_key="unused",
+                         use_responses_api=False)
+        llm.bind_tools([lookup], parallel_tool_calls=False).invoke("Weather in Paris?")
+        llm.bind_tools([lookup]).invoke("Weather in Paris?")
+        first, second = endpoint.requests
+    assert first["parallel_tool_calls"] is False
+    assert "parallel_tool_calls" not in second
+
+
+@lesson
+def test_toolnode_runs_every_call_a_server_returns_despite_parallel_tool_calls_false():
+    from langchain_openai import ChatOpenAI
+
+    from helpers.openai_endpoint import ScriptedOpenAIEndpoint
+
+    two = [_calls(("lookup", {"query": "the city"}), ("lookup", {"query": "its weather"})), "done"]
+    with ScriptedOpenAIEndpoint(two) as endpoint:  # a server that ignores the field
+        llm = ChatOpenAI(model="gpt-4o", base_url=endpoint.base_url, api_key="unused",
+                         use_responses_api=False)
+        graph = tool_loop(llm.bind_tools([lookup], parallel_tool_calls=False), [lookup])
+        messages = graph.invoke(GO)["messages"]
+        assert endpoint.requests[0]["parallel_tool_calls"] is False
+    assert len(messages[1].tool_calls) == 2
+    answers = [m.content for m in messages if isinstance(m, ToolMessage)]
+    assert answers == ["found the city", "found its weather"]

@@ -1,0 +1,281 @@
+"""Library behaviour taught in notebooks/12_failure_and_recovery.ipynb.
+
+A tool that raises mid-batch, a resume, a thread left with unanswered tool calls, a run cancelled
+from outside: what the checkpoint holds, what runs again, and what the provider says. Side effects
+are counted by a course-side recorder, never read from the state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Annotated
+
+import pytest
+from langchain_core.messages import HumanMessage, RemoveMessage, ToolMessage
+from langchain_core.tools import InjectedToolCallId, tool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
+from langgraph.prebuilt import ToolNode, tools_condition
+
+from helpers.history import unanswered_tool_calls
+from helpers.models import ScriptedChatModel
+
+lesson = pytest.mark.lesson("12_failure_and_recovery")
+TURN = [[{"name": "charge", "args": {"amount": 5}}, {"name": "notify", "args": {"user": "ann"}}],
+        "all done"]
+ASK = {"messages": [HumanMessage("Charge ann 5 and tell her")]}
+
+
+def _tools(effects, service):
+    @tool
+    def charge(amount: int) -> str:
+        """Charge the customer."""
+        effects.append(f"charge {amount}")
+        return f"charged {amount}"
+
+    @tool
+    def notify(user: str) -> str:
+        """Notify the user."""
+        effects.append(f"notify {user}")
+        if not service["up"]:
+            raise ConnectionError("notification service is down")
+        return f"notified {user}"
+
+    return [charge, notify]
+
+
+def _batch(model, tools):
+    llm = model.bind_tools(tools)
+    builder = StateGraph(MessagesState)
+    builder.add_node("llm", lambda state: {"messages": [llm.invoke(state["messages"])]})
+    builder.add_node("tools", ToolNode(tools))
+    builder.add_edge(START, "llm")
+    builder.add_conditional_edges("llm", tools_condition)
+    builder.add_edge("tools", "llm")
+    return builder.compile(checkpointer=InMemorySaver())
+
+
+def _agent(model, tools):
+    from langchain.agents import create_agent
+
+    return create_agent(model, tools, checkpointer=InMemorySaver())
+
+
+def _crash(build):
+    effects, service = [], {"up": False}
+    graph = build(ScriptedChatModel(script=TURN), _tools(effects, service))
+    config = {"configurable": {"thread_id": "t"}}
+    with pytest.raises(ConnectionError):
+        graph.invoke(ASK, config)
+    return graph, config, effects, service
+
+
+@lesson
+def test_a_raise_in_a_toolnode_batch_leaves_every_call_unanswered_although_the_sibling_ran():
+    graph, config, effects, _ = _crash(_batch)
+    snapshot = graph.get_state(config)
+    assert snapshot.next == ("tools",)
+    assert sorted(effects) == ["charge 5", "notify ann"]
+    assert unanswered_tool_calls(snapshot.values["messages"]) == ["call_0_0", "call_0_1"]
+    assert len(snapshot.tasks) == 1 and "ConnectionError" in str(snapshot.tasks[0].error)
+
+
+@lesson
+def test_create_agent_keeps_the_finished_calls_answer_and_only_the_failed_call_is_unanswered():
+    graph, config, effects, _ = _crash(_agent)
+    snapshot = graph.get_state(config)
+    assert sorted(effects) == ["charge 5", "notify ann"]
+    assert [m.content for m in snapshot.values["messages"] if isinstance(m, ToolMessage)] == ["charged 5"]
+    assert unanswered_tool_calls(snapshot.values["messages"]) == ["call_0_1"]
+    assert sorted(task.error is None for task in snapshot.tasks) == [False, True]
+
+
+@lesson
+def test_resuming_a_batch_runs_every_call_of_it_again():
+    graph, config, effects, service = _crash(_batch)
+    service["up"], effects[:] = True, []
+    assert graph.invoke(None, config)["messages"][-1].content == "all done"
+    assert sorted(effects) == ["charge 5", "notify ann"]
+
+
+@lesson
+def test_resuming_create_agent_runs_only_the_failed_call_again():
+    graph, config, effects, service = _crash(_agent)
+    service["up"], effects[:] = True, []
+    assert graph.invoke(None, config)["messages"][-1].content == "all done"
+    assert effects == ["notify ann"]
+
+
+def _crashed_on_the_wire(endpoint):
+    from langchain_openai import ChatOpenAI
+
+    llm = ChatOpenAI(model="gpt-4o", base_url=endpoint.base_url, api_key="unused",
+                     use_responses_api=False, max_retries=0)
+    graph = _batch(llm, _tools([], {"up": False}))
+    config = {"configurable": {"thread_id": "t"}}
+    with pytest.raises(ConnectionError):
+        graph.invoke(ASK, config)
+    return graph, config
+
+
+@lesson
+def test_a_new_message_on_a_thread_with_unanswered_calls_gets_the_providers_400():
+    from langchain_openai.chat_models.base import OpenAIInvalidRequestError
+
+    from helpers.openai_endpoint import ScriptedOpenAIEndpoint
+
+    with ScriptedOpenAIEndpoint([TURN[0], "back on track"], check_history=True) as endpoint:
+        graph, config = _crashed_on_the_wire(endpoint)
+        rejected = "must be followed by tool messages.*call_0_0, call_0_1"
+        with pytest.raises(OpenAIInvalidRequestError, match=rejected):
+            graph.invoke({"messages": [HumanMessage("Never mind")]}, config)
+
+
+def _answers(messages):
+    missing = unanswered_tool_calls(messages)
+    return [ToolMessage("not completed", tool_call_id=i, status="error") for i in missing]
+
+
+@lesson
+def test_answering_the_calls_as_the_tools_node_right_after_the_crash_lets_the_thread_go_on():
+    from helpers.openai_endpoint import ScriptedOpenAIEndpoint
+
+    with ScriptedOpenAIEndpoint([TURN[0], "back on track"], check_history=True) as endpoint:
+        graph, config = _crashed_on_the_wire(endpoint)
+        graph.update_state(config, {"messages": _answers(graph.get_state(config).values["messages"])},
+                           as_node="tools")
+        assert graph.get_state(config).next == ("llm",)
+        assert graph.invoke(None, config)["messages"][-1].content == "back on track"
+
+
+@lesson
+def test_after_a_new_message_landed_only_rewriting_the_history_in_order_repairs_it():
+    from langchain_openai.chat_models.base import OpenAIInvalidRequestError
+
+    from helpers.openai_endpoint import ScriptedOpenAIEndpoint
+
+    with ScriptedOpenAIEndpoint([TURN[0], "back on track"], check_history=True) as endpoint:
+        graph, config = _crashed_on_the_wire(endpoint)
+        with pytest.raises(OpenAIInvalidRequestError):
+            graph.invoke({"messages": [HumanMessage("Never mind")]}, config)
+        messages = graph.get_state(config).values["messages"]
+        missing = set(unanswered_tool_calls(messages))
+        repaired = []
+        for message in messages:
+            repaired.append(message)
+            repaired += [ToolMessage("not completed", tool_call_id=c["id"], status="error")
+                         for c in getattr(message, "tool_calls", []) if c["id"] in missing]
+        graph.update_state(config, {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *repaired]},
+                           as_node="tools")
+        history = graph.get_state(config).values["messages"]
+        assert [type(m).__name__ for m in history] == [
+            "HumanMessage", "AIMessage", "ToolMessage", "ToolMessage", "HumanMessage"]
+        assert graph.invoke(None, config)["messages"][-1].content == "back on track"
+
+
+@lesson
+def test_answers_appended_after_a_new_message_still_leave_the_history_rejected():
+    from helpers.openai_endpoint import unanswered_on_the_wire
+
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    wire = [{"role": "user", "content": "go"},
+            {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "user", "content": "never mind"},
+            {"role": "tool", "tool_call_id": "c1", "content": "late"}]
+    assert unanswered_on_the_wire(wire) == ["c1"]
+    assert unanswered_on_the_wire([wire[0], wire[1], wire[3], wire[2]]) == []
+
+
+def _slow_tools(finished):
+    @tool
+    async def slow_async(query: str) -> str:
+        """Search slowly (async)."""
+        await asyncio.sleep(1.0)
+        finished.append("slow_async")
+        return "async result"
+
+    @tool
+    def slow_sync(query: str) -> str:
+        """Search slowly (sync)."""
+        time.sleep(1.0)
+        finished.append("slow_sync")
+        return "sync result"
+
+    return [slow_async, slow_sync]
+
+
+SLOW = [[{"name": "slow_async", "args": {"query": "a"}}, {"name": "slow_sync", "args": {"query": "b"}}],
+        "done"]
+
+
+@lesson
+@pytest.mark.timing
+def test_cancelling_ainvoke_from_outside_stops_async_tools_and_sync_threads_run_on():
+    from langchain.agents import create_agent
+
+    finished = []
+    graph = create_agent(ScriptedChatModel(script=SLOW), _slow_tools(finished), checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}}
+
+    async def run():
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(graph.ainvoke({"messages": [HumanMessage("go")]}, config), 0.3)
+        right_after = list(finished)
+        await asyncio.sleep(1.5)
+        return right_after, (await graph.aget_state(config))
+
+    right_after, snapshot = asyncio.run(run())
+    assert right_after == [] and finished == ["slow_sync"]
+    assert unanswered_tool_calls(snapshot.values["messages"]) == ["call_0_0", "call_0_1"]
+
+
+@lesson
+@pytest.mark.timing
+def test_a_node_timeout_on_the_tools_node_raises_and_cancels_the_same_way():
+    from langgraph.errors import NodeTimeoutError
+
+    finished = []
+    tools = _slow_tools(finished)
+    llm = ScriptedChatModel(script=SLOW).bind_tools(tools)
+
+    async def call_model(state):
+        return {"messages": [await llm.ainvoke(state["messages"])]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("llm", call_model)
+    builder.add_node("tools", ToolNode(tools), timeout=0.3)
+    builder.add_edge(START, "llm")
+    builder.add_conditional_edges("llm", tools_condition)
+    builder.add_edge("tools", "llm")
+    graph = builder.compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}}
+
+    async def run():
+        with pytest.raises(NodeTimeoutError, match="exceeded its run timeout"):
+            await graph.ainvoke({"messages": [HumanMessage("go")]}, config)
+        await asyncio.sleep(1.5)
+        return await graph.aget_state(config)
+
+    snapshot = asyncio.run(run())
+    assert finished == ["slow_sync"]
+    assert unanswered_tool_calls(snapshot.values["messages"]) == ["call_0_0", "call_0_1"]
+
+
+@lesson
+def test_an_idempotent_tool_keyed_on_the_call_id_runs_its_side_effect_once():
+    done, effects = set(), []
+
+    @tool
+    def charge_once(amount: int, tool_call_id: Annotated[str, InjectedToolCallId]) -> str:
+        """Charge at most once per call."""
+        if tool_call_id in done:
+            return f"already charged {amount}"
+        done.add(tool_call_id)
+        effects.append(amount)
+        return f"charged {amount}"
+
+    call = {"name": "charge_once", "args": {"amount": 5}, "id": "call_7", "type": "tool_call"}
+    assert [charge_once.invoke(call).content for _ in range(2)] == ["charged 5", "already charged 5"]
+    assert effects == [5]
