@@ -155,12 +155,22 @@ LESSONS: tuple[Lesson, ...] = (
         'a real local stdio MCP server → langchain-mcp-adapters → ToolNode; async-only; session cost',
     ),
     Lesson(
-        11, 'notebooks/11_mock_interview.ipynb', 'Mock interview', None,
+        11, 'notebooks/11_streaming_and_stopping.ipynb', 'Streaming and stopping', None,
+        'each stream mode during a tools step, progress from a tool, the step limit per agent, '
+        'return_direct, ToolCallLimitMiddleware, parallel_tool_calls',
+    ),
+    Lesson(
+        12, 'notebooks/12_failure_and_recovery.ipynb', 'Failure, recovery and cancellation', None,
+        'what a crashed thread holds, what a resume runs again, repairing unanswered calls, '
+        'cancellation and node timeouts',
+    ),
+    Lesson(
+        13, 'notebooks/13_mock_interview.ipynb', 'Mock interview', None,
         'the questions asked most (agents, approval, errors, concurrency), each verified live, '
         'with two-minute spoken answers',
     ),
     Lesson(
-        12, 'notebooks/12_drill_bank.ipynb', 'Drill bank', None,
+        14, 'notebooks/14_drill_bank.ipynb', 'Drill bank', None,
         'every predict-the-output drill, verified live, in sittings by topic, each linking its lesson',
     ),
 )
@@ -168,7 +178,7 @@ LESSONS: tuple[Lesson, ...] = (
 COURSE_MAP_ANCHOR = "../README.md#The-course"
 """JupyterLab's id for README's `## The course` (case kept; it does not match GitHub's `#the-course`)."""
 
-INTERVIEW_LESSONS: tuple[int, ...] = (1, 3, 5, 6, 8, 11, 12)
+INTERVIEW_LESSONS: tuple[int, ...] = (1, 3, 5, 6, 8, 13, 14)
 """The interview track: the rules (order and failure, ToolNode's concurrency and errors, return
 shapes, `Command.PARENT`, interceptors), the mock interview, then the drill bank's sittings."""
 
@@ -304,8 +314,9 @@ def tracks_markdown() -> str:
         "Answer each lesson's *Check your understanding* before moving on.",
         "- *Interview candidate* — the rules in lessons "
         + ", ".join(lesson(n).code for n in INTERVIEW_LESSONS[:-2])
-        + f", predicting each cell's output before running it, then the mock interview ({lesson(11).code}) "
-        f"and the drill bank's sittings ({lesson(12).code}): {interview_total} minutes in all ({sittings})"
+        + ", predicting each cell's output before running it, then the mock interview "
+        f"({lesson(INTERVIEW_LESSONS[-2]).code}) and the drill bank's sittings "
+        f"({lesson(INTERVIEW_LESSONS[-1]).code}): {interview_total} minutes in all ({sittings})"
         f"{_missing(INTERVIEW_LESSONS)}, no sitting over {MAX_SITTING_MINUTES} minutes.",
     ])
 

@@ -11,7 +11,7 @@ several failing lines is printed once. Exit status 0 means ready.
 It only looks: it installs and changes nothing, so it reports the environment as it found it
 (run it before `make setup` to see what setup would fix). It needs only the standard library to
 start, so a broken environment gets a report, not a traceback. It runs two tiny graphs offline: the
-llm → tools → llm loop the lessons use, and the approval pattern lesson 11 teaches (an interceptor
+llm → tools → llm loop the lessons use, and the approval pattern lessons 08 and 14 teach (an interceptor
 that calls `interrupt()` under `handle_tool_errors=True` must pause the run). With the real-model
 switch on (`TOOLNODE_LAB_MODEL=openai`) it makes one cheap real request, and "ready" means the model
 answered.
@@ -290,7 +290,7 @@ ISSUES = ("langgraph#8217, #8394: https://github.com/langchain-ai/langgraph/issu
 
 
 def _approve_with_interrupt(request, execute):
-    """The approval interceptor lesson 11 teaches: ask a human before the tool runs."""
+    """The approval interceptor lessons 08 and 14 teach: ask a human before the tool runs."""
     from langgraph.types import interrupt
 
     answer = interrupt({"approve": request.tool_call["name"], "args": request.tool_call["args"]})

@@ -101,13 +101,37 @@ class StillAStub(LearnerRaised):
 
 
 def section(notebook: str, heading: str) -> str:
-    """A lesson section as text and a link JupyterLab opens at that heading (from `labs/`).
+    """A lesson section as text: its title, the cell to scroll to, and a link to the notebook.
 
-    `heading` is the heading's text exactly as the notebook writes it (backticks included);
-    tests/test_labs.py resolves every `section(...)` of helpers/labs/ to a real heading.
+    JupyterLab 4.6 opens a link to `lesson.ipynb#Heading` at the notebook's top (the fragment is
+    dropped), so the message also names the cell, counted from 1 as JupyterLab's status bar counts
+    it ("Cell 23/48"). `heading` is the heading's text exactly as the notebook writes it (backticks
+    included); tests/test_labs.py resolves every `section(...)` of helpers/labs/ to a real heading.
     """
     anchor = heading.replace("`", "").replace(" ", "-")
-    return f"lesson {notebook[:2]} § “{heading.replace('`', '')}” (../notebooks/{notebook}.ipynb#{anchor})"
+    cell = _heading_cell(notebook, heading)
+    where = f", cell {cell}" if cell else ""
+    return (f"lesson {notebook[:2]} § “{heading.replace('`', '')}”{where} "
+            f"(../notebooks/{notebook}.ipynb#{anchor})")
+
+
+@functools.cache
+def _heading_cell(notebook: str, heading: str) -> int | None:
+    """The 1-based number of the cell that holds `heading`, or None if the lesson is not here."""
+    import json
+
+    path = ROOT / "notebooks" / f"{notebook}.ipynb"
+    try:
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    except (OSError, ValueError, KeyError):
+        return None
+    for number, cell in enumerate(cells, 1):
+        source = cell.get("source", "")
+        source = source if isinstance(source, str) else "".join(source)
+        if cell.get("cell_type") == "markdown" and any(
+                line.lstrip("#").strip() == heading for line in source.splitlines() if line.startswith("#")):
+            return number
+    return None
 
 
 def shorten(text: Any, width: int = MAX_OBSERVED) -> str:

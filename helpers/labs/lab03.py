@@ -50,7 +50,7 @@ LESSON = "03_builtin_toolnode"
 MATRIX = section(LESSON, "The `handle_tool_errors` matrix")
 DEFAULT = section(LESSON, "The default: argument errors are answered, everything else raises")
 UNKNOWN = section(LESSON, "Unknown tool names are never raised")
-RETRY = section("08_interceptors", "2.2 Retry")
+RETRY = section("08_interceptors", "6. Deep dive: Retry, and the error policy it depends on")
 PITFALLS = section("08_interceptors", "5. The two interceptor pitfalls")
 SKIPPED = section(
     "08_interceptors", "5.1 Only `awrap_tool_call`, then sync `invoke`: the wrapper is silently skipped"

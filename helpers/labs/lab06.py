@@ -46,8 +46,8 @@ LIMIT: float | None = None
 NODES = ("A", "B", "C", "D")
 """The parent's nodes a hand-off may reach."""
 HAND_OFF = "A hand-off that keeps the history valid"
-STRING_GOTO = "A string `goto` is no safer when the batch has other calls"
-MERGED = "5. `Command.PARENT` with `Send`: merged into one Command"
+STRING_GOTO = "With other calls in the batch, neither form is safe"
+MERGED = "4. `Command.PARENT` with `Send`: merged into one Command"
 REAL_PARENT = "6. In a real parent graph"
 
 

@@ -32,7 +32,7 @@ from helpers.returns import output_shape
 from helpers.timing import CallRecorder
 from helpers.tools import make_city_tools, make_failing_tool
 
-lesson = pytest.mark.lesson("12_drill_bank")
+lesson = pytest.mark.lesson("14_drill_bank")
 lesson_03 = pytest.mark.lesson("03_builtin_toolnode")
 RT = Runtime()
 
