@@ -239,7 +239,7 @@ class Rendezvous:
         gate.opened, rec.max_in_flight() == pool   # True, True: however busy the machine is
         ```
 
-    Taught in `notebooks/03_builtin_toolnode.ipynb`.
+    Taught in `notebooks/09_prebuilt_agents.ipynb`.
     """
 
     def __init__(self, parties: int, *, timeout: float = 5.0) -> None:

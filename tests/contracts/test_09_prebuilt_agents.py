@@ -28,7 +28,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command, Send, interrupt
 
 from helpers.agents import conversation, route_after_model, tool_task_inputs
-from helpers.batch import make_timed_tools, tool_calls_message
+from helpers.batch import TimedToolArgs, make_timed_tools, tool_calls_message
 from helpers.cities import weather_report
 from helpers.models import ScriptedChatModel, tool_results_summary
 from helpers.timing import CallRecorder, Rendezvous, default_pool_size
@@ -280,6 +280,66 @@ def test_single_batch_honours_max_concurrency_only_under_invoke(kind, call, most
     assert recorder.max_in_flight() == most
 
 
+def _long_and_four_short(kind, recorder):
+    """t00 ends only once t01..t04 have all ended (an event, not a duration)."""
+    shorts_done = threading.Event()
+    ended = []
+
+    def finish(name):
+        ended.append(name)
+        if len(ended) == 4:
+            shorts_done.set()
+
+    if kind == "sync":
+        def long_call(x: int) -> str:
+            with recorder.span("t00"):
+                shorts_done.wait(5)
+            return "t00"
+
+        def short(name):
+            def body(x: int) -> str:
+                with recorder.span(name):
+                    time.sleep(0.02)
+                finish(name)
+                return name
+            return {"func": body}
+        long_spec = {"func": long_call}
+    else:
+        async def long_call(x: int) -> str:
+            with recorder.span("t00"):
+                deadline = time.monotonic() + 5
+                while not shorts_done.is_set() and time.monotonic() < deadline:
+                    await asyncio.sleep(0.005)
+            return "t00"
+
+        def short(name):
+            async def body(x: int) -> str:
+                with recorder.span(name):
+                    await asyncio.sleep(0.02)
+                finish(name)
+                return name
+            return {"coroutine": body}
+        long_spec = {"coroutine": long_call}
+    specs = [("t00", long_spec)] + [(f"t0{i}", short(f"t0{i}")) for i in range(1, 5)]
+    return [StructuredTool.from_function(name=name, description="A timed call.",
+                                         args_schema=TimedToolArgs, **spec) for name, spec in specs]
+
+
+@lesson
+@pytest.mark.timing  # soaked: the long call is released by an event, so no stall decides the order
+@pytest.mark.parametrize(("kind", "call"), [("sync", "invoke"), ("sync", "ainvoke"), ("async", "ainvoke")])
+def test_agent_max_concurrency_is_a_sliding_window(kind, call):
+    recorder = CallRecorder()
+    tools = _long_and_four_short(kind, recorder)
+    agent = agent_for([tool_calls_message(tools), "done"], tools)
+    config = {"max_concurrency": 2}
+    agent.invoke(QUESTION, config) if call == "invoke" else asyncio.run(agent.ainvoke(QUESTION, config))
+    calls = {c.label: c for c in recorder.calls}
+    # Waves of two would start t02 only after t00 ended; the window ran all four while t00 ran:
+    assert all(calls[f"t0{i}"].end <= calls["t00"].end for i in range(1, 5))
+    assert recorder.max_in_flight() == 2
+
+
 # -- section 4: interrupt, failure, Command.PARENT, error defaults ---------------------------------
 RUNS: Counter = Counter()
 SERVICE = {"up": False}
@@ -444,19 +504,23 @@ def test_single_batch_lets_async_siblings_finish_and_drops_their_results():
 def plain_def_sibling_under_ainvoke(which):
     """A plain `def` booking (a side effect) beside a failing async call under `ainvoke`; then a retry."""
     booked = []  # the side effect: one entry per booking that really happened
-    release = threading.Event()
+    started, release = threading.Event(), threading.Event()
     service = {"up": False}
 
     @tool
     def book_table(city: str) -> str:
         """Book a table in a city (slow: it waits until the test releases it)."""
+        started.set()  # a call whose thread never started would be dropped, not run: fail only after this
         release.wait(5)
         booked.append(city)
         return f"{city}: table booked"
 
     @tool
     async def check_traffic(city: str) -> str:
-        """Check live traffic for a city (its service may be down)."""
+        """Check live traffic for a city (its service may be down); it answers once the booking runs."""
+        deadline = time.monotonic() + 5
+        while not started.is_set() and time.monotonic() < deadline:
+            await asyncio.sleep(0.005)
         if not service["up"]:
             raise ConnectionError(f"traffic service unreachable for {city}")
         return f"{city}: light traffic"
@@ -482,6 +546,7 @@ def plain_def_sibling_under_ainvoke(which):
 
 
 @lesson
+@pytest.mark.timing  # soaked: the order is driven by events (the booking starts, then the check fails)
 def test_agent_cancels_a_plain_def_siblings_task_but_its_thread_runs_on_and_a_retry_repeats_it():
     when_raised, saved, booked, final = plain_def_sibling_under_ainvoke("agent")
     assert when_raised == 0, "the error surfaced while the booking was still running"
@@ -491,6 +556,7 @@ def test_agent_cancels_a_plain_def_siblings_task_but_its_thread_runs_on_and_a_re
 
 
 @lesson
+@pytest.mark.timing  # soaked: the order is driven by events (the booking starts, then the check fails)
 def test_single_batch_lets_a_plain_def_sibling_finish_drops_its_result_and_a_retry_repeats_it():
     when_raised, saved, booked, final = plain_def_sibling_under_ainvoke("batch")
     assert when_raised == 0
