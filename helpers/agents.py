@@ -85,3 +85,34 @@ def tool_task_inputs(
         if event["name"] == node and "input" in event:
             inputs.append(event["input"])
     return inputs
+
+
+def route_after_model(graph: Any, state: Mapping[str, Any], *, node: str = "tools") -> Any:
+    """Return what the graph's conditional edge towards `node` returns for `state`, without running it.
+
+    That edge decides how the tool calls reach the tools node: a node name (one task, fed the
+    state), or a list of `Send`s (one task per `Send`, fed its payload). Reading the edge's own
+    return value shows the exact form each prebuilt agent uses.
+
+    Args:
+        graph: a compiled graph whose model node has a conditional edge that can lead to `node`.
+        state: the state to route, e.g. `{"messages": [HumanMessage(...), AIMessage(tool_calls=...)]}`.
+        node: the tools node's name.
+
+    Raises:
+        ValueError: no conditional edge of the graph can lead to `node`.
+
+    Example:
+        ```python
+        route_after_model(agent, state)
+        # [Send(node='tools', arg=[{'name': 'lookup_weather', ...}]), Send(node='tools', arg=[...])]
+        ```
+
+    Taught in `notebooks/09_prebuilt_agents.ipynb`.
+    """
+    drawn = graph.get_graph()
+    sources = {edge.source for edge in drawn.edges if edge.target == node and edge.conditional}
+    for source in sources:
+        for branch in graph.builder.branches.get(source, {}).values():
+            return branch.path.invoke(state)
+    raise ValueError(f"No conditional edge of this graph leads to {node!r}; pass node=<the tools node>.")

@@ -18,7 +18,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
 
-from helpers.timing import CallRecorder
+from helpers.timing import CallRecorder, Rendezvous
 
 ToolKind = Literal["sync", "async", "blocking"]
 KINDS: tuple[str, ...] = ("sync", "async", "blocking")
@@ -54,20 +54,25 @@ def tool_calls_message(calls: Sequence[tuple[str, Mapping[str, Any]] | BaseTool]
 
 def make_timed_tools(
     n: int,
-    delay: float,
+    delay: float | Sequence[float],
     *,
     kind: ToolKind = "async",
     recorder: CallRecorder | None = None,
+    gate: Rendezvous | None = None,
 ) -> list[BaseTool]:
     """Return `n` independent tools `t00`, `t01`, ... that each wait `delay` seconds.
 
     Args:
         n: how many tools.
-        delay: seconds each call waits.
+        delay: seconds each call waits; or one duration per tool (`n` of them), e.g.
+            `[1.0, 0.2, 0.2, 0.2, 0.2]` for one long call and four short ones.
         kind: `"sync"` (a `def` that calls `time.sleep`: ToolNode runs it in a thread),
             `"async"` (an `async def` that awaits `asyncio.sleep`: overlaps on the event loop), or
             `"blocking"` (an `async def` that calls `time.sleep`: the trap that stalls the loop).
         recorder: if given, each call is recorded as a span labelled with the tool's name.
+        gate: if given, each call first waits at this `helpers.timing.Rendezvous` (inside its
+            span), so "k at once" is proven by events rather than by the clock. Not for
+            `"blocking"` tools, which never run two at once.
 
     Example:
         ```python
@@ -79,10 +84,17 @@ def make_timed_tools(
     """
     if kind not in KINDS:
         raise ValueError(f"kind={kind!r} is not one of {KINDS}: pick how the tool waits.")
-    return [_timed_tool(f"t{index:02d}", delay, kind, recorder) for index in range(n)]
+    if kind == "blocking" and gate is not None:
+        raise ValueError("A gate would stall a blocking tool's event loop: use kind='sync' or 'async'.")
+    delays = [float(delay)] * n if isinstance(delay, int | float) else [float(d) for d in delay]
+    if len(delays) != n:
+        raise ValueError(f"{len(delays)} delays for n={n} tools: give one delay, or one per tool.")
+    return [_timed_tool(f"t{index:02d}", delays[index], kind, recorder, gate) for index in range(n)]
 
 
-def _timed_tool(name: str, delay: float, kind: str, recorder: CallRecorder | None) -> BaseTool:
+def _timed_tool(
+    name: str, delay: float, kind: str, recorder: CallRecorder | None, gate: Rendezvous | None
+) -> BaseTool:
     span = (lambda: recorder.span(name)) if recorder is not None else nullcontext
     description = f"Wait {delay} s ({kind}) and return the tool's name."
 
@@ -90,6 +102,8 @@ def _timed_tool(name: str, delay: float, kind: str, recorder: CallRecorder | Non
 
         def wait(x: int) -> str:
             with span():
+                if gate is not None:
+                    gate.wait()
                 time.sleep(delay)
             return name
 
@@ -99,6 +113,8 @@ def _timed_tool(name: str, delay: float, kind: str, recorder: CallRecorder | Non
 
     async def await_it(x: int) -> str:
         with span():
+            if gate is not None:
+                await gate.wait_async()
             if kind == "async":
                 await asyncio.sleep(delay)
             else:

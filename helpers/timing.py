@@ -1,6 +1,8 @@
-"""Measure wall time and record when each tool call starts and ends.
+"""Measure wall time, record when each tool call starts and ends, and size the thread pools.
 
 Everything here uses `time.perf_counter`, the monotonic high-resolution clock; never `time.time`.
+`default_pool_size` says how many threads Python gives a pool when nobody chose, and `Rendezvous`
+holds calls until enough of them run at once, so a test proves overlap by events, not by the clock.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ import asyncio
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -193,3 +196,81 @@ class CallRecorder:
     def workers(self) -> list[str]:
         """The distinct threads / tasks the calls ran on, in order of first use."""
         return list(dict.fromkeys(c.worker for c in self.calls))
+
+
+def default_pool_size() -> int:
+    """How many threads this interpreter gives a `ThreadPoolExecutor()` built without `max_workers`.
+
+    ToolNode's sync path (`get_executor_for_config` with no `max_concurrency`), a graph's own
+    executor and the event loop's default executor (sync tools under `ainvoke`) all get this size.
+    The formula differs by version: Python 3.11 and 3.12 use `min(32, os.cpu_count() + 4)`, Python
+    3.13 `min(32, os.process_cpu_count() + 4)`, which counts only the CPUs this process may use
+    (`taskset`, a CPU-limited container). So the size is read from a pool the interpreter builds,
+    never computed from a formula. Building one starts no thread.
+
+    Example:
+        ```python
+        pool = default_pool_size()   # 6 on a 2-core machine; 5 under `taskset -c 0` on 3.13
+        ```
+
+    Taught in `notebooks/03_builtin_toolnode.ipynb`.
+    """
+    executor = ThreadPoolExecutor()
+    try:
+        return executor._max_workers  # the size the interpreter chose; no public accessor exists
+    finally:
+        executor.shutdown(wait=False)
+
+
+class Rendezvous:
+    """Hold each call until `parties` calls have arrived, then let every call through, for good.
+
+    A test that claims "`k` calls run at once" can make the calls wait here: if the runner really
+    runs `k` at once, the `k`-th arrival opens the gate and nothing depends on the clock; if it runs
+    fewer, nobody opens it and each call gives up after `timeout` seconds (`opened` stays False),
+    so the test fails with a count instead of hanging. Works from threads (`wait`) and from
+    coroutines on an event loop (`await gate.wait_async()`), even mixed.
+
+    Example:
+        ```python
+        gate = Rendezvous(pool)
+        tools = make_timed_tools(pool + 1, 0.1, kind="sync", recorder=rec, gate=gate)
+        ToolNode(tools).invoke([tool_calls_message(tools)], runtime=Runtime())
+        gate.opened, rec.max_in_flight() == pool   # True, True: however busy the machine is
+        ```
+
+    Taught in `notebooks/09_prebuilt_agents.ipynb`.
+    """
+
+    def __init__(self, parties: int, *, timeout: float = 5.0) -> None:
+        if parties < 1:
+            raise ValueError(f"parties={parties}: a rendezvous needs at least one call to wait for.")
+        self.parties = parties
+        self.timeout = timeout
+        self.arrived = 0
+        self._open = threading.Event()
+        self._lock = threading.Lock()
+
+    @property
+    def opened(self) -> bool:
+        """True once `parties` calls had arrived together."""
+        return self._open.is_set()
+
+    def _arrive(self) -> None:
+        with self._lock:
+            self.arrived += 1
+            if self.arrived >= self.parties:
+                self._open.set()
+
+    def wait(self) -> bool:
+        """Arrive and block this thread until the gate opens (or `timeout`); True if it opened."""
+        self._arrive()
+        return self._open.wait(self.timeout)
+
+    async def wait_async(self) -> bool:
+        """Arrive and wait without blocking the event loop; True if the gate opened in time."""
+        self._arrive()
+        deadline = time.perf_counter() + self.timeout
+        while not self._open.is_set() and time.perf_counter() < deadline:
+            await asyncio.sleep(0.002)
+        return self._open.is_set()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from helpers.agents import conversation, tool_task_inputs
+from helpers.agents import conversation, route_after_model, tool_task_inputs
 from helpers.graphs import tool_loop
 from helpers.models import ScriptedChatModel, tool_results_summary
 from helpers.tools import make_city_tools
@@ -54,3 +54,17 @@ def test_tool_task_inputs_names_the_nodes_when_the_node_is_missing():
     loop = tool_loop(ScriptedChatModel(script=[BOTH, tool_results_summary]).bind_tools(tools), tools)
     with pytest.raises(ValueError, match=r"no node 'nope'.*'llm'"):
         tool_task_inputs(loop, {"messages": [("user", "Paris?")]}, node="nope")
+
+
+def test_route_after_model_of_the_hand_wired_loop_is_the_node_name():
+    tools = make_city_tools(0.0, sync=True)
+    loop = tool_loop(ScriptedChatModel(script=[BOTH, tool_results_summary]).bind_tools(tools), tools)
+    ai = AIMessage("", tool_calls=[{"name": "lookup_weather", "args": {"city": "Paris"}, "id": "a"}])
+    assert route_after_model(loop, {"messages": [HumanMessage("Paris?"), ai]}) == "tools"
+
+
+def test_route_after_model_names_the_missing_node():
+    tools = make_city_tools(0.0, sync=True)
+    loop = tool_loop(ScriptedChatModel(script=[BOTH, tool_results_summary]).bind_tools(tools), tools)
+    with pytest.raises(ValueError, match="No conditional edge"):
+        route_after_model(loop, {"messages": []}, node="nowhere")

@@ -1,10 +1,14 @@
 import asyncio
+import os
+import shutil
+import subprocess
+import sys
 import threading
 import time
 
 import pytest
 
-from helpers.timing import Call, CallRecorder, Stopwatch, format_seconds
+from helpers.timing import Call, CallRecorder, Rendezvous, Stopwatch, default_pool_size, format_seconds
 
 
 @pytest.mark.timing  # an upper bound on a 0.02 s sleep (0.5 s leaves room for a stall)
@@ -92,3 +96,65 @@ def test_from_calls_keeps_a_snapshot_across_a_reset():
     copy = CallRecorder.from_calls(snapshot)
     assert [c.label for c in copy.calls] == ["a"] and recorder.calls == []
     assert CallRecorder.from_calls([Call("x", 0, 1, "w"), Call("y", 0.5, 2, "w")]).max_in_flight() == 2
+
+
+# -- the default pool size and the rendezvous -----------------------------------------------------
+def _formula_of_this_python():
+    cpus = os.process_cpu_count() if sys.version_info >= (3, 13) else os.cpu_count()
+    return min(32, (cpus or 1) + 4)
+
+
+def test_default_pool_size_is_what_the_interpreter_gives_a_pool():
+    assert default_pool_size() == _formula_of_this_python()
+
+
+@pytest.mark.skipif(shutil.which("taskset") is None, reason="needs taskset (util-linux)")
+def test_default_pool_size_under_taskset_matches_the_interpreter():
+    # One CPU allowed: Python 3.13 counts it (5 threads); 3.11 and 3.12 still count every CPU.
+    code = ("import os, sys; from helpers.timing import default_pool_size; "
+            "from concurrent.futures import ThreadPoolExecutor; "
+            "cpus = os.process_cpu_count() if sys.version_info >= (3, 13) else os.cpu_count(); "
+            "print(default_pool_size(), ThreadPoolExecutor()._max_workers, min(32, cpus + 4))")
+    out = subprocess.run(["taskset", "-c", "0", sys.executable, "-c", code],
+                         capture_output=True, text=True, check=True).stdout.split()
+    size, real, formula = map(int, out)
+    assert size == real == formula
+    if sys.version_info >= (3, 13):
+        assert size == 5
+
+
+def test_rendezvous_opens_when_every_party_has_arrived_from_threads():
+    gate = Rendezvous(3, timeout=5)
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(gate.wait())) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert gate.opened and results == [True, True, True] and gate.arrived == 3
+
+
+def test_rendezvous_lets_later_calls_straight_through():
+    gate = Rendezvous(1)
+    assert gate.wait() and gate.wait()
+    assert gate.arrived == 2
+
+
+def test_rendezvous_gives_up_after_its_timeout_when_too_few_arrive():
+    gate = Rendezvous(2, timeout=0.05)
+    assert gate.wait() is False
+    assert not gate.opened and gate.arrived == 1
+
+
+def test_rendezvous_works_for_coroutines_on_one_loop():
+    gate = Rendezvous(4, timeout=5)
+
+    async def main():
+        return await asyncio.gather(*(gate.wait_async() for _ in range(4)))
+
+    assert asyncio.run(main()) == [True] * 4
+
+
+def test_rendezvous_needs_a_party():
+    with pytest.raises(ValueError, match="at least one"):
+        Rendezvous(0)

@@ -4,22 +4,22 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import os
+import threading
 import time
 
 import pytest
-from langchain_core.tools import ToolException, tool
+from langchain_core.tools import StructuredTool, ToolException, tool
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 from langgraph.prebuilt.tool_node import ToolInvocationError
 from langgraph.runtime import Runtime
 
-from helpers.batch import make_timed_tools, tool_calls_message
-from helpers.timing import CallRecorder
+from helpers.batch import TimedToolArgs, make_timed_tools, tool_calls_message
+from helpers.timing import CallRecorder, Rendezvous, default_pool_size
 from helpers.tools import make_city_tools, make_failing_tool
 
 LESSON = "03_builtin_toolnode"
-POOL = min(32, (os.cpu_count() or 1) + 4)
+POOL = default_pool_size()  # what the interpreter gives ThreadPoolExecutor(): 3.13 counts usable CPUs only
 L = 0.1
 
 
@@ -53,9 +53,15 @@ def graph_of(node: ToolNode):
     return builder.compile()
 
 
-def timed(n, kind, recorder):
-    tools = make_timed_tools(n, L, kind=kind, recorder=recorder)
+def timed(n, kind, recorder, gate=None):
+    tools = make_timed_tools(n, L, kind=kind, recorder=recorder, gate=gate)
     return ToolNode(tools), [tool_calls_message(tools)]
+
+
+def waited_for_a_free_thread(recorder):
+    """The calls that started only after another call had ended (a full pool made them wait)."""
+    calls = recorder.calls
+    return [c.label for c in calls if any(other.end <= c.start for other in calls if other is not c)]
 
 
 # -- in a graph, and on its own ----------------------------------------------------------------
@@ -144,12 +150,67 @@ def test_each_sync_invoke_uses_a_new_thread_pool():
 
 
 @pytest.mark.lesson(LESSON)
-@pytest.mark.timing  # all of a wave must start before the first call of 0.1 s ends
-def test_sync_invoke_runs_in_waves_of_the_default_pool_size():
-    recorder = CallRecorder()
-    node, request = timed(POOL + 1, "sync", recorder)
+@pytest.mark.timing  # soaked: POOL calls are held at a gate until all of them run, so no stall decides it
+def test_sync_invoke_runs_the_default_pool_size_at_once():
+    recorder, gate = CallRecorder(), Rendezvous(POOL)
+    node, request = timed(POOL + 1, "sync", recorder, gate)
     node.invoke(request, runtime=Runtime())
+    assert gate.opened, f"only {gate.arrived} calls ran at once; the default pool has {POOL} threads"
     assert recorder.max_in_flight() == POOL
+    assert len(recorder.workers()) == POOL, "one pool of the default size"
+    assert waited_for_a_free_thread(recorder) == [f"t{POOL:02d}"], "the last call waited for a thread"
+
+
+@pytest.mark.lesson(LESSON)
+def test_default_pool_size_is_the_interpreters_not_a_formula():
+    # ToolNode's sync path builds `ThreadPoolExecutor(max_workers=None)`: the interpreter's choice.
+    from concurrent.futures import ThreadPoolExecutor
+
+    from langchain_core.runnables.config import get_executor_for_config
+
+    with get_executor_for_config({}) as executor:
+        assert isinstance(executor, ThreadPoolExecutor)
+        assert executor._max_workers == POOL
+
+
+def _long_and_four_short(recorder):
+    """t00 ends only once t01..t04 have all ended (an event, not a duration); the short ones take 0.02 s."""
+    shorts_done = threading.Event()
+    ended = []
+
+    def long_call(x: int) -> str:
+        with recorder.span("t00"):
+            shorts_done.wait(5)  # gives up after 5 s, and the test then fails on the order
+        return "t00"
+
+    def short_call(name):
+        def body(x: int) -> str:
+            with recorder.span(name):
+                time.sleep(0.02)
+            ended.append(name)
+            if len(ended) == 4:
+                shorts_done.set()
+            return name
+        return body
+
+    bodies = [("t00", long_call)] + [(f"t0{i}", short_call(f"t0{i}")) for i in range(1, 5)]
+    return [StructuredTool.from_function(func=body, name=name, description="A timed call.",
+                                         args_schema=TimedToolArgs) for name, body in bodies]
+
+
+@pytest.mark.lesson(LESSON)
+@pytest.mark.timing  # soaked: the long call is released by an event, so no stall decides the order
+def test_sync_pool_is_a_sliding_window_a_freed_thread_takes_the_next_call():
+    recorder = CallRecorder()
+    tools = _long_and_four_short(recorder)
+    ToolNode(tools).invoke([tool_calls_message(tools)], config={"max_concurrency": 2}, runtime=Runtime())
+    calls = {c.label: c for c in recorder.calls}
+    long_call, shorts = calls["t00"], [calls[f"t0{i}"] for i in range(1, 5)]
+    # Waves of 2 would start t02 only after t00 ended; the window started all four while t00 ran:
+    assert all(short.end <= long_call.end for short in shorts)
+    assert recorder.max_in_flight() == 2
+    assert len({short.worker for short in shorts}) == 1, "one freed thread took every next call"
+    assert shorts[0].worker != long_call.worker
 
 
 @pytest.mark.lesson(LESSON)
@@ -194,13 +255,16 @@ def test_graph_ainvoke_ignores_max_concurrency():
 
 
 @pytest.mark.lesson(LESSON)
-@pytest.mark.timing  # all of a wave must start before the first call of 0.1 s ends
+@pytest.mark.timing  # soaked: POOL calls are held at a gate until all of them run, so no stall decides it
 def test_sync_tools_under_ainvoke_run_in_the_default_thread_pool():
-    recorder = CallRecorder()
-    node, request = timed(POOL + 1, "sync", recorder)
-    asyncio.run(node.ainvoke(request, runtime=Runtime()))
-    assert recorder.max_in_flight() == POOL
-    assert all(worker.startswith("asyncio_") for worker in recorder.workers())
+    recorder, gate = CallRecorder(), Rendezvous(POOL)
+    node, request = timed(POOL + 1, "sync", recorder, gate)
+    asyncio.run(node.ainvoke(request, config={"max_concurrency": 2}, runtime=Runtime()))
+    assert gate.opened, f"only {gate.arrived} calls ran at once; the loop's default pool has {POOL} threads"
+    assert recorder.max_in_flight() == POOL, "the loop's pool bounds them; max_concurrency does not"
+    assert len(recorder.workers()) == POOL
+    assert all(worker.startswith("asyncio_") for worker in recorder.workers()), "the loop's default executor"
+    assert len(waited_for_a_free_thread(recorder)) == 1
 
 
 @pytest.mark.lesson(LESSON)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import operator
-import os
+import threading
 import time
 import warnings
 from collections import Counter
@@ -19,7 +19,7 @@ from typing import Annotated, TypedDict
 import pytest
 from langchain.agents import create_agent
 from langchain.agents.middleware import ToolErrorMiddleware, wrap_tool_call
-from langchain_core.messages import AnyMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 from langchain_core.tools import InjectedToolCallId, StructuredTool, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph, add_messages
@@ -27,11 +27,11 @@ from langgraph.prebuilt import ToolNode, ToolRuntime, create_react_agent, tools_
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Send, interrupt
 
-from helpers.agents import conversation, tool_task_inputs
-from helpers.batch import make_timed_tools, tool_calls_message
+from helpers.agents import conversation, route_after_model, tool_task_inputs
+from helpers.batch import TimedToolArgs, make_timed_tools, tool_calls_message
 from helpers.cities import weather_report
 from helpers.models import ScriptedChatModel, tool_results_summary
-from helpers.timing import CallRecorder
+from helpers.timing import CallRecorder, Rendezvous, default_pool_size
 from helpers.tools import make_city_tools
 
 lesson = pytest.mark.lesson("09_prebuilt_agents")
@@ -42,7 +42,7 @@ BOTH = [{"name": "lookup_weather", "args": {"city": "Paris"}},
 SCRIPT = [BOTH, tool_results_summary]
 THREAD = {"configurable": {"thread_id": "t"}}
 L = 0.1
-POOL = min(32, (os.cpu_count() or 1) + 4)
+POOL = default_pool_size()  # what the interpreter gives ThreadPoolExecutor(): 3.13 counts usable CPUs only
 
 
 def hand_wired(script, tools, *, checkpointer=None, **tool_node_options):
@@ -79,9 +79,9 @@ def types(messages):
     return [m.type for m in messages]
 
 
-def timed_run(which, kind, n, *, call="ainvoke", max_concurrency=None):
+def timed_run(which, kind, n, *, call="ainvoke", max_concurrency=None, gate=None):
     recorder = CallRecorder()
-    tools = make_timed_tools(n, L, kind=kind, recorder=recorder)
+    tools = make_timed_tools(n, L, kind=kind, recorder=recorder, gate=gate)
     script = [tool_calls_message(tools), "done"]
     graph = agent_for(script, tools) if which == "agent" else hand_wired(script, tools)
     config = {"max_concurrency": max_concurrency} if max_concurrency else {}
@@ -89,7 +89,15 @@ def timed_run(which, kind, n, *, call="ainvoke", max_concurrency=None):
         graph.invoke(QUESTION, config)
     else:
         asyncio.run(graph.ainvoke(QUESTION, config))
+    if gate is not None:
+        assert gate.opened, f"only {gate.arrived} calls ran at once, {gate.parties} expected"
     return recorder
+
+
+def waited_for_a_free_slot(recorder):
+    """The calls that started only after another call had ended."""
+    calls = recorder.calls
+    return [c.label for c in calls if any(other.end <= c.start for other in calls if other is not c)]
 
 
 # -- section 1: the agent is the loop ------------------------------------------------------------
@@ -202,28 +210,55 @@ def test_create_react_agent_v2_sends_a_tool_call_with_context_per_call():
     assert all(types(payload["state"]["messages"]) == ["human", "ai"] for payload in inputs)
 
 
+CALL_A = {"name": "lookup_weather", "args": {"city": "Paris"}, "id": "a", "type": "tool_call"}
+CALL_B = {"name": "lookup_attraction", "args": {"city": "Paris"}, "id": "b", "type": "tool_call"}
+TWO_CALLS = {"messages": [HumanMessage("Paris?"), AIMessage("", tool_calls=[CALL_A, CALL_B])]}
+
+
+@lesson
+def test_create_agent_edge_returns_one_send_per_call_each_a_one_call_list():
+    sends = route_after_model(agent_for(SCRIPT, city_tools()), TWO_CALLS)
+    assert sends == [Send("tools", [CALL_A]), Send("tools", [CALL_B])]
+
+
+@lesson
+def test_create_react_agent_v2_edge_returns_one_send_per_call_with_the_state():
+    sends = route_after_model(react("v2"), TWO_CALLS)
+    assert [type(send) for send in sends] == [Send, Send] and {send.node for send in sends} == {"tools"}
+    assert [send.arg["__type"] for send in sends] == ["tool_call_with_context"] * 2
+    assert [send.arg["tool_call"] for send in sends] == [CALL_A, CALL_B]
+    assert all(send.arg["state"]["messages"] == TWO_CALLS["messages"] for send in sends)
+
+
+@lesson
+def test_create_react_agent_v1_edge_routes_to_one_tools_task_no_send():
+    assert route_after_model(react("v1"), TWO_CALLS) == "tools"
+
+
 # -- section 3: concurrency ------------------------------------------------------------------------
+# Soaked (`@pytest.mark.timing`): every "k at once" is proven by holding the calls at a
+# `Rendezvous(k)` until k of them run together, so a stall of the machine cannot decide it.
 @lesson
 @pytest.mark.timing
-def test_agent_sync_tools_run_in_waves_of_the_graphs_default_pool():
-    recorder = timed_run("agent", "sync", POOL + 1, call="invoke")
+def test_agent_sync_tools_run_at_most_the_graphs_default_pool_at_once():
+    recorder = timed_run("agent", "sync", POOL + 1, call="invoke", gate=Rendezvous(POOL))
     assert recorder.max_in_flight() == POOL
-    assert recorder.wall > 1.8 * L
+    assert len(waited_for_a_free_slot(recorder)) == 1, "the last call waited for a thread of the graph's pool"
     assert len(recorder.workers()) == POOL + 1, "each call runs in its own one-call ToolNode pool"
 
 
 @lesson
 @pytest.mark.timing
 def test_single_batch_sync_tools_share_one_pool():
-    recorder = timed_run("loop", "sync", POOL + 1, call="invoke")
-    assert recorder.max_in_flight() <= POOL  # a stall can let one thread finish before the last starts
+    recorder = timed_run("loop", "sync", POOL + 1, call="invoke", gate=Rendezvous(POOL))
+    assert recorder.max_in_flight() == POOL
     assert len(recorder.workers()) == POOL, "one batch, one pool of POOL threads"
 
 
 @lesson
 @pytest.mark.timing
 def test_agent_async_tools_all_run_at_once():
-    recorder = timed_run("agent", "async", POOL + 1)
+    recorder = timed_run("agent", "async", POOL + 1, gate=Rendezvous(POOL + 1))
     assert recorder.max_in_flight() == POOL + 1
 
 
@@ -231,9 +266,9 @@ def test_agent_async_tools_all_run_at_once():
 @pytest.mark.timing
 @pytest.mark.parametrize(("kind", "call"), [("sync", "invoke"), ("sync", "ainvoke"), ("async", "ainvoke")])
 def test_agent_honours_max_concurrency_on_every_path(kind, call):
-    recorder = timed_run("agent", kind, 6, call=call, max_concurrency=2)
+    recorder = timed_run("agent", kind, 6, call=call, max_concurrency=2, gate=Rendezvous(2))
     assert recorder.max_in_flight() == 2
-    assert recorder.wall > 2.5 * L
+    assert len(waited_for_a_free_slot(recorder)) == 4, "four calls waited for a free slot"
 
 
 @lesson
@@ -241,8 +276,68 @@ def test_agent_honours_max_concurrency_on_every_path(kind, call):
 @pytest.mark.parametrize(("kind", "call", "most"), [("sync", "invoke", 2), ("sync", "ainvoke", min(6, POOL)),
                                                      ("async", "ainvoke", 6)])
 def test_single_batch_honours_max_concurrency_only_under_invoke(kind, call, most):
-    assert timed_run("loop", kind, 6, call=call, max_concurrency=2).max_in_flight() == most
+    recorder = timed_run("loop", kind, 6, call=call, max_concurrency=2, gate=Rendezvous(most))
+    assert recorder.max_in_flight() == most
 
+
+def _long_and_four_short(kind, recorder):
+    """t00 ends only once t01..t04 have all ended (an event, not a duration)."""
+    shorts_done = threading.Event()
+    ended = []
+
+    def finish(name):
+        ended.append(name)
+        if len(ended) == 4:
+            shorts_done.set()
+
+    if kind == "sync":
+        def long_call(x: int) -> str:
+            with recorder.span("t00"):
+                shorts_done.wait(5)
+            return "t00"
+
+        def short(name):
+            def body(x: int) -> str:
+                with recorder.span(name):
+                    time.sleep(0.02)
+                finish(name)
+                return name
+            return {"func": body}
+        long_spec = {"func": long_call}
+    else:
+        async def long_call(x: int) -> str:
+            with recorder.span("t00"):
+                deadline = time.monotonic() + 5
+                while not shorts_done.is_set() and time.monotonic() < deadline:
+                    await asyncio.sleep(0.005)
+            return "t00"
+
+        def short(name):
+            async def body(x: int) -> str:
+                with recorder.span(name):
+                    await asyncio.sleep(0.02)
+                finish(name)
+                return name
+            return {"coroutine": body}
+        long_spec = {"coroutine": long_call}
+    specs = [("t00", long_spec)] + [(f"t0{i}", short(f"t0{i}")) for i in range(1, 5)]
+    return [StructuredTool.from_function(name=name, description="A timed call.",
+                                         args_schema=TimedToolArgs, **spec) for name, spec in specs]
+
+
+@lesson
+@pytest.mark.timing  # soaked: the long call is released by an event, so no stall decides the order
+@pytest.mark.parametrize(("kind", "call"), [("sync", "invoke"), ("sync", "ainvoke"), ("async", "ainvoke")])
+def test_agent_max_concurrency_is_a_sliding_window(kind, call):
+    recorder = CallRecorder()
+    tools = _long_and_four_short(kind, recorder)
+    agent = agent_for([tool_calls_message(tools), "done"], tools)
+    config = {"max_concurrency": 2}
+    agent.invoke(QUESTION, config) if call == "invoke" else asyncio.run(agent.ainvoke(QUESTION, config))
+    calls = {c.label: c for c in recorder.calls}
+    # Waves of two would start t02 only after t00 ended; the window ran all four while t00 ran:
+    assert all(calls[f"t0{i}"].end <= calls["t00"].end for i in range(1, 5))
+    assert recorder.max_in_flight() == 2
 
 
 # -- section 4: interrupt, failure, Command.PARENT, error defaults ---------------------------------
@@ -406,6 +501,70 @@ def test_single_batch_lets_async_siblings_finish_and_drops_their_results():
     assert async_sibling_fate("batch") == ("finished", ["human", "ai"])
 
 
+def plain_def_sibling_under_ainvoke(which):
+    """A plain `def` booking (a side effect) beside a failing async call under `ainvoke`; then a retry."""
+    booked = []  # the side effect: one entry per booking that really happened
+    started, release = threading.Event(), threading.Event()
+    service = {"up": False}
+
+    @tool
+    def book_table(city: str) -> str:
+        """Book a table in a city (slow: it waits until the test releases it)."""
+        started.set()  # a call whose thread never started would be dropped, not run: fail only after this
+        release.wait(5)
+        booked.append(city)
+        return f"{city}: table booked"
+
+    @tool
+    async def check_traffic(city: str) -> str:
+        """Check live traffic for a city (its service may be down); it answers once the booking runs."""
+        deadline = time.monotonic() + 5
+        while not started.is_set() and time.monotonic() < deadline:
+            await asyncio.sleep(0.005)
+        if not service["up"]:
+            raise ConnectionError(f"traffic service unreachable for {city}")
+        return f"{city}: light traffic"
+
+    calls = [{"name": "book_table", "args": {"city": "Paris"}},
+             {"name": "check_traffic", "args": {"city": "Paris"}}]
+    graph = both([calls, tool_results_summary], [book_table, check_traffic], checkpointed=True)[which]
+
+    async def run():
+        with pytest.raises(ConnectionError):
+            await graph.ainvoke(QUESTION, THREAD)
+        booked_when_raised = len(booked)
+        release.set()  # the booking's thread is still running: let it finish
+        deadline = time.monotonic() + 5
+        while not booked and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        saved = types(graph.get_state(THREAD).values["messages"])
+        service["up"] = True
+        final = (await graph.ainvoke(None, THREAD))["messages"][-1].content
+        return booked_when_raised, saved, list(booked), final
+
+    return asyncio.run(run())
+
+
+@lesson
+@pytest.mark.timing  # soaked: the order is driven by events (the booking starts, then the check fails)
+def test_agent_cancels_a_plain_def_siblings_task_but_its_thread_runs_on_and_a_retry_repeats_it():
+    when_raised, saved, booked, final = plain_def_sibling_under_ainvoke("agent")
+    assert when_raised == 0, "the error surfaced while the booking was still running"
+    assert saved == ["human", "ai"], "its task was cancelled: the booking's result was not saved"
+    assert booked == ["Paris", "Paris"], "yet its thread ran to the end, and the retry booked again"
+    assert final == "Paris: table booked; Paris: light traffic"
+
+
+@lesson
+@pytest.mark.timing  # soaked: the order is driven by events (the booking starts, then the check fails)
+def test_single_batch_lets_a_plain_def_sibling_finish_drops_its_result_and_a_retry_repeats_it():
+    when_raised, saved, booked, final = plain_def_sibling_under_ainvoke("batch")
+    assert when_raised == 0
+    assert saved == ["human", "ai"]
+    assert booked == ["Paris", "Paris"]
+    assert final == "Paris: table booked; Paris: light traffic"
+
+
 @tool
 def hand_off(to: str) -> Command:
     """Hand the work to a worker of the parent graph: A or B."""
@@ -538,6 +697,32 @@ def test_create_agent_rejects_async_only_middleware_under_invoke():
     agent = agent_for(SCRIPT, city_tools(), middleware=[wrap_tool_call(deny_everything)])
     with pytest.raises(NotImplementedError, match="Synchronous implementation of wrap_tool_call"):
         agent.invoke(QUESTION)
+
+
+@lesson
+def test_create_agent_builds_with_a_mismatched_middleware_and_raises_only_at_the_first_tool_call():
+    agent = agent_for(["no tools needed"], city_tools(), middleware=[wrap_tool_call(deny_everything)])
+    assert agent.invoke(QUESTION)["messages"][-1].content == "no tools needed"  # built, ran, no tool call
+    with pytest.raises(NotImplementedError, match="Synchronous implementation of wrap_tool_call"):
+        agent_for(SCRIPT, city_tools(), middleware=[wrap_tool_call(deny_everything)]).invoke(QUESTION)
+
+
+@lesson
+def test_create_agent_takes_a_custom_state_schema_that_tools_read():
+    from langchain.agents import AgentState
+
+    class TripState(AgentState):
+        budget: int
+
+    @tool
+    def plan(city: str, runtime: ToolRuntime) -> str:
+        """Plan a day in a city within the trip's budget."""
+        return f"{city} on {runtime.state['budget']} euros"
+
+    agent = agent_for([[{"name": "plan", "args": {"city": "Paris"}}], tool_results_summary], [plan],
+                      state_schema=TripState)
+    out = agent.invoke({**QUESTION, "budget": 80})
+    assert out["budget"] == 80 and out["messages"][2].content == "Paris on 80 euros"
 
 
 @lesson
