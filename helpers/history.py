@@ -11,10 +11,13 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 
 def unanswered_tool_calls(messages: Sequence[BaseMessage]) -> list[str]:
-    """Return the ids of tool calls that no later `ToolMessage` answers, in call order.
+    """Return the ids of tool calls that no `ToolMessage` anywhere in `messages` answers, in call order.
 
     A history with unanswered calls is rejected by chat-model APIs on the next model call
     (OpenAI: "An assistant message with 'tool_calls' must be followed by tool messages ...").
+    Order is not checked: an answer that comes after a later question counts as an answer here,
+    although a provider still rejects it (lesson 12; `helpers.openai_endpoint.unanswered_on_the_wire`
+    checks the order).
 
     Example:
         ```python

@@ -8,6 +8,7 @@ one statement of the lesson, in the form the lesson states it.
 
 from __future__ import annotations
 
+import operator
 import warnings
 from typing import Annotated, TypedDict
 
@@ -187,29 +188,69 @@ def test_create_react_agent_apologises_at_an_even_limit_and_raises_at_an_odd_one
 
 
 class CountingState(TypedDict):
-    n: int
+    n: Annotated[int, operator.add]
     remaining_steps: RemainingSteps
 
 
-@lesson
-def test_remaining_steps_counts_down_to_zero_one_per_node_run():
+def _counting_graph(seen, fan_out=False):
     from langgraph.graph import START, StateGraph
 
-    seen = []
-
-    def node(state):
-        seen.append(state["remaining_steps"])
-        return {"n": state["n"] + 1}
+    def node(name):
+        def run(state):
+            seen.append((name, state["remaining_steps"]))
+            return {"n": 1}
+        return run
 
     builder = StateGraph(CountingState)
-    builder.add_node("a", node)
-    builder.add_node("b", node)
+    for name in ("a", "b", "c"):
+        builder.add_node(name, node(name))
     builder.add_edge(START, "a")
     builder.add_edge("a", "b")
+    if fan_out:
+        builder.add_edge("a", "c")  # b and c run in the same step
     builder.add_edge("b", "a")
+    return builder.compile()
+
+
+@lesson
+def test_remaining_steps_counts_down_one_per_step_and_a_run_may_not_reach_its_limit():
+    seen = []
     with pytest.raises(GraphRecursionError):
-        builder.compile().invoke({"n": 0}, {"recursion_limit": 5})
-    assert seen == [4, 3, 2, 1, 0]
+        _counting_graph(seen).invoke({"n": 0}, {"recursion_limit": 5})
+    assert [left for _, left in seen] == [4, 3, 2, 1, 0]
+
+
+@lesson
+def test_nodes_that_run_in_the_same_step_see_the_same_remaining_steps():
+    seen = []
+    with pytest.raises(GraphRecursionError):
+        _counting_graph(seen, fan_out=True).invoke({"n": 0}, {"recursion_limit": 4})
+    assert sorted(seen) == sorted([("a", 3), ("b", 2), ("c", 2), ("a", 1), ("b", 0), ("c", 0)])
+
+
+@lesson
+def test_at_an_odd_limit_create_react_agent_apologises_and_the_run_still_raises():
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    agent = _react(ScriptedChatModel(script=FOREVER), [lookup], checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}, "recursion_limit": 5}
+    with pytest.raises(GraphRecursionError):
+        agent.invoke(GO, config)
+    messages = agent.get_state(config).values["messages"]
+    assert messages[-1].content == "Sorry, need more steps to process this request."
+    assert unanswered_tool_calls(messages) == []
+
+
+@lesson
+def test_create_agent_at_an_odd_limit_leaves_a_checkpointed_thread_with_an_unanswered_call():
+    from langchain.agents import create_agent
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    agent = create_agent(ScriptedChatModel(script=FOREVER), [lookup], checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}, "recursion_limit": 5}
+    with pytest.raises(GraphRecursionError):
+        agent.invoke(GO, config)
+    assert unanswered_tool_calls(agent.get_state(config).values["messages"]) == ["call_2_0"]
 
 
 # -- 4. return_direct --------------------------------------------------------------------------
@@ -296,11 +337,28 @@ def test_tool_call_limit_end_runs_nothing_of_the_crossing_turn_and_answers_every
 
 
 @lesson
-def test_tool_call_limit_error_raises_before_any_tool_of_that_turn_runs():
+def test_tool_call_limit_error_raises_before_any_tool_of_that_turn_runs_and_leaves_its_calls_unanswered():
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import ToolCallLimitMiddleware
     from langchain.agents.middleware.tool_call_limit import ToolCallLimitExceededError
+    from langgraph.checkpoint.memory import InMemorySaver
 
+    ran = []
+
+    @tool
+    def fetch(query: str) -> str:
+        """Fetch a page."""
+        ran.append(query)
+        return f"fetched {query}"
+
+    script = [_calls(("fetch", {"query": "a"}), ("fetch", {"query": "b"})), "final answer"]
+    agent = create_agent(ScriptedChatModel(script=script), [fetch], checkpointer=InMemorySaver(),
+                         middleware=[ToolCallLimitMiddleware(run_limit=1, exit_behavior="error")])
+    config = {"configurable": {"thread_id": "t"}}
     with pytest.raises(ToolCallLimitExceededError, match=r"run limit exceeded \(2/1 calls\)"):
-        _budget_run("error", run_limit=1)
+        agent.invoke(GO, config)
+    assert ran == []
+    assert unanswered_tool_calls(agent.get_state(config).values["messages"]) == ["call_0_0", "call_0_1"]
 
 
 @lesson

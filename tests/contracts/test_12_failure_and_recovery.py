@@ -8,6 +8,7 @@ are counted by a course-side recorder, never read from the state.
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from typing import Annotated
 
@@ -133,25 +134,29 @@ def test_a_new_message_on_a_thread_with_unanswered_calls_gets_the_providers_400(
             graph.invoke({"messages": [HumanMessage("Never mind")]}, config)
 
 
-def _answers(messages):
+def _repair(graph, config, text="not completed"):
+    """The lesson's repair: each AIMessage followed by an answer for every call (existing or an error)."""
+    messages = graph.get_state(config).values["messages"]
+    answers = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
+    repaired = []
+    for message in messages:
+        if isinstance(message, ToolMessage):
+            continue
+        repaired.append(message)
+        for call in getattr(message, "tool_calls", []):
+            error = ToolMessage(text, tool_call_id=call["id"], status="error")
+            repaired.append(answers.get(call["id"]) or error)
+    graph.update_state(config, {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *repaired]},
+                       as_node="tools")
+
+
+def _error_answers(messages):
     missing = unanswered_tool_calls(messages)
     return [ToolMessage("not completed", tool_call_id=i, status="error") for i in missing]
 
 
 @lesson
-def test_answering_the_calls_as_the_tools_node_right_after_the_crash_lets_the_thread_go_on():
-    from helpers.openai_endpoint import ScriptedOpenAIEndpoint
-
-    with ScriptedOpenAIEndpoint([TURN[0], "back on track"], check_history=True) as endpoint:
-        graph, config = _crashed_on_the_wire(endpoint)
-        graph.update_state(config, {"messages": _answers(graph.get_state(config).values["messages"])},
-                           as_node="tools")
-        assert graph.get_state(config).next == ("llm",)
-        assert graph.invoke(None, config)["messages"][-1].content == "back on track"
-
-
-@lesson
-def test_after_a_new_message_landed_only_rewriting_the_history_in_order_repairs_it():
+def test_answers_appended_after_a_new_question_are_still_rejected_by_the_provider():
     from langchain_openai.chat_models.base import OpenAIInvalidRequestError
 
     from helpers.openai_endpoint import ScriptedOpenAIEndpoint
@@ -160,19 +165,48 @@ def test_after_a_new_message_landed_only_rewriting_the_history_in_order_repairs_
         graph, config = _crashed_on_the_wire(endpoint)
         with pytest.raises(OpenAIInvalidRequestError):
             graph.invoke({"messages": [HumanMessage("Never mind")]}, config)
-        messages = graph.get_state(config).values["messages"]
-        missing = set(unanswered_tool_calls(messages))
-        repaired = []
-        for message in messages:
-            repaired.append(message)
-            repaired += [ToolMessage("not completed", tool_call_id=c["id"], status="error")
-                         for c in getattr(message, "tool_calls", []) if c["id"] in missing]
-        graph.update_state(config, {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *repaired]},
+        late = _error_answers(graph.get_state(config).values["messages"])
+        graph.update_state(config, {"messages": late}, as_node="tools")
+        assert unanswered_tool_calls(graph.get_state(config).values["messages"]) == []  # blind to order
+        with pytest.raises(OpenAIInvalidRequestError, match="must be followed by tool messages"):
+            graph.invoke(None, config)
+
+
+@lesson
+def test_rewriting_the_history_in_order_repairs_a_thread_a_new_question_landed_on():
+    from helpers.openai_endpoint import ScriptedOpenAIEndpoint
+
+    with ScriptedOpenAIEndpoint([TURN[0], "back on track"], check_history=True) as endpoint:
+        graph, config = _crashed_on_the_wire(endpoint)
+        with pytest.raises(Exception, match="must be followed by tool messages"):
+            graph.invoke({"messages": [HumanMessage("Never mind")]}, config)
+        graph.update_state(config, {"messages": _error_answers(graph.get_state(config).values["messages"])},
                            as_node="tools")
+        _repair(graph, config)
         history = graph.get_state(config).values["messages"]
         assert [type(m).__name__ for m in history] == [
             "HumanMessage", "AIMessage", "ToolMessage", "ToolMessage", "HumanMessage"]
         assert graph.invoke(None, config)["messages"][-1].content == "back on track"
+
+
+@lesson
+def test_error_answers_alone_drop_create_agents_pending_answer():
+    graph, config, _, _ = _crash(_agent)
+    graph.update_state(config, {"messages": _error_answers(graph.get_state(config).values["messages"])},
+                       as_node="tools")
+    assert unanswered_tool_calls(graph.get_state(config).values["messages"]) == ["call_0_0"]
+
+
+@lesson
+def test_the_repair_keeps_create_agents_pending_answer_and_runs_nothing_again():
+    graph, config, effects, _ = _crash(_agent)
+    _repair(graph, config)
+    messages = graph.get_state(config).values["messages"]
+    assert [(m.tool_call_id, m.content) for m in messages if isinstance(m, ToolMessage)] == [
+        ("call_0_0", "charged 5"), ("call_0_1", "not completed")]
+    effects.clear()
+    assert graph.invoke(None, config)["messages"][-1].content == "all done"
+    assert effects == []
 
 
 @lesson
@@ -188,19 +222,20 @@ def test_answers_appended_after_a_new_message_still_leave_the_history_rejected()
     assert unanswered_on_the_wire([wire[0], wire[1], wire[3], wire[2]]) == []
 
 
-def _slow_tools(finished):
+def _slow_tools(finished, sync_done):
     @tool
     async def slow_async(query: str) -> str:
         """Search slowly (async)."""
-        await asyncio.sleep(1.0)
+        await asyncio.sleep(5.0)
         finished.append("slow_async")
         return "async result"
 
     @tool
     def slow_sync(query: str) -> str:
         """Search slowly (sync)."""
-        time.sleep(1.0)
+        time.sleep(2.0)
         finished.append("slow_sync")
+        sync_done.set()
         return "sync result"
 
     return [slow_async, slow_sync]
@@ -215,15 +250,16 @@ SLOW = [[{"name": "slow_async", "args": {"query": "a"}}, {"name": "slow_sync", "
 def test_cancelling_ainvoke_from_outside_stops_async_tools_and_sync_threads_run_on():
     from langchain.agents import create_agent
 
-    finished = []
-    graph = create_agent(ScriptedChatModel(script=SLOW), _slow_tools(finished), checkpointer=InMemorySaver())
+    finished, sync_done = [], threading.Event()
+    graph = create_agent(ScriptedChatModel(script=SLOW), _slow_tools(finished, sync_done),
+                         checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "t"}}
 
     async def run():
         with pytest.raises(TimeoutError):
-            await asyncio.wait_for(graph.ainvoke({"messages": [HumanMessage("go")]}, config), 0.3)
+            await asyncio.wait_for(graph.ainvoke({"messages": [HumanMessage("go")]}, config), 1.0)
         right_after = list(finished)
-        await asyncio.sleep(1.5)
+        assert await asyncio.to_thread(sync_done.wait, 10)
         return right_after, (await graph.aget_state(config))
 
     right_after, snapshot = asyncio.run(run())
@@ -231,36 +267,49 @@ def test_cancelling_ainvoke_from_outside_stops_async_tools_and_sync_threads_run_
     assert unanswered_tool_calls(snapshot.values["messages"]) == ["call_0_0", "call_0_1"]
 
 
+def _timed_graph(tools, seconds, is_async=True):
+    llm = ScriptedChatModel(script=SLOW).bind_tools(tools)
+
+    async def call_model_async(state):
+        return {"messages": [await llm.ainvoke(state["messages"])]}
+
+    def call_model(state):
+        return {"messages": [llm.invoke(state["messages"])]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("llm", call_model_async if is_async else call_model)
+    builder.add_node("tools", ToolNode(tools), timeout=seconds)
+    builder.add_edge(START, "llm")
+    builder.add_conditional_edges("llm", tools_condition)
+    builder.add_edge("tools", "llm")
+    return builder.compile(checkpointer=InMemorySaver())
+
+
 @lesson
 @pytest.mark.timing
 def test_a_node_timeout_on_the_tools_node_raises_and_cancels_the_same_way():
     from langgraph.errors import NodeTimeoutError
 
-    finished = []
-    tools = _slow_tools(finished)
-    llm = ScriptedChatModel(script=SLOW).bind_tools(tools)
-
-    async def call_model(state):
-        return {"messages": [await llm.ainvoke(state["messages"])]}
-
-    builder = StateGraph(MessagesState)
-    builder.add_node("llm", call_model)
-    builder.add_node("tools", ToolNode(tools), timeout=0.3)
-    builder.add_edge(START, "llm")
-    builder.add_conditional_edges("llm", tools_condition)
-    builder.add_edge("tools", "llm")
-    graph = builder.compile(checkpointer=InMemorySaver())
+    finished, sync_done = [], threading.Event()
+    graph = _timed_graph(_slow_tools(finished, sync_done), 1.0)
     config = {"configurable": {"thread_id": "t"}}
 
     async def run():
         with pytest.raises(NodeTimeoutError, match="exceeded its run timeout"):
             await graph.ainvoke({"messages": [HumanMessage("go")]}, config)
-        await asyncio.sleep(1.5)
+        assert await asyncio.to_thread(sync_done.wait, 10)
         return await graph.aget_state(config)
 
     snapshot = asyncio.run(run())
     assert finished == ["slow_sync"]
     assert unanswered_tool_calls(snapshot.values["messages"]) == ["call_0_0", "call_0_1"]
+
+
+@lesson
+def test_a_node_timeout_is_refused_on_the_sync_path():
+    graph = _timed_graph(_slow_tools([], threading.Event()), 1.0, is_async=False)
+    with pytest.raises(ValueError, match="Node timeouts are only supported for async nodes"):
+        graph.invoke({"messages": [HumanMessage("go")]}, {"configurable": {"thread_id": "t"}})
 
 
 @lesson
