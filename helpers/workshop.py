@@ -179,11 +179,11 @@ def _python(source: str) -> str:
 
 def _names(source: str) -> tuple[set[str], set[str]]:
     """(names a cell defines at top level or anywhere it binds, names it reads)."""
+    flags = ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT  # cells may `await` at top level
     try:
-        tree = ast.parse(_python(source), mode="exec", type_comments=False,
-                         feature_version=None)
-    except SyntaxError:
-        tree = compile(_python(source), "<cell>", "exec", flags=ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+        tree = compile(_python(source), "<cell>", "exec", flags=flags)
+    except SyntaxError:  # a cell that shows a syntax error on purpose reads and defines nothing
+        return set(), set()
     defined, used = set(), set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Name):
