@@ -97,6 +97,114 @@ PLAN: tuple[Block, ...] = (
 )
 """The plan: which parts each block covers, in order. Minutes are computed from the notebooks."""
 
+SCRIPT: dict[str, dict] = {
+    "opening": {
+        "say": "Three hours, offline, on your laptop: how LangGraph runs the tools a model asks for. "
+               "We predict before we run; your timings differ from mine and the checks still pass.",
+        "show": "the opening deck; lesson 00 §1 (the map); then `make doctor` in a terminal, line by line",
+        "checkpoint": "everyone's last doctor line reads `ready`; the not-ready names are with a helper",
+        "cut": "§1's table: point at it and move on; never skip the doctor",
+        "helpers": "every screen's last doctor line; a FAIL line names its fix (preflight.md)",
+        "questions": [
+            ("Do I need an API key?",
+             "No: a scripted model answers; lesson 04 §8 shows the switch to a real one."),
+            ("My doctor says `pinned versions` FAIL",
+             "`make setup` (or `make offline-install` from the stick)."),
+        ],
+    },
+    "01 · Sequential vs asyncio.gather": {
+        "say": "Two awaits in a row wait for the sum; `gather` waits for the longest. Results come back in "
+               "argument order, not finishing order. A call that needs another's answer stays sequential.",
+        "show": "ask 'three 0.1 s calls, sequential vs gathered: how long each?' before §2's timing cell; "
+                "the timelines; §3's order; §4's dependent call",
+        "checkpoint": "everyone has run §2's timeline and can say why gather returns in argument order",
+        "cut": "§1's second example and §3's extra run; keep §2 and §4 (lab 01 needs both)",
+        "helpers": "a kernel that is not toolnode-lab (`ModuleNotFoundError: helpers`): "
+                   "Kernel → Change Kernel",
+        "questions": [
+            ("Does gather run the calls in threads?", "No: one thread, one event loop; the waits overlap."),
+            ("Why do my numbers differ from the screen?",
+             "Different laptops; the asserts are ratios with margins."),
+        ],
+    },
+    "Lab 01 · Make it concurrent, exercise 1 (pairs)": {
+        "say": "Pairs: one types, one reads the check's message. `q1.check()` says what it expected, "
+               "what it saw and which section to re-read; `q1.hint()` before asking.",
+        "show": "the first call of exercise 1 together, then `q1.check()` failing and `q1.hint()`",
+        "checkpoint": "most pairs see ✔ for q1; fast pairs have started exercise 2",
+        "cut": "exercise 2 goes home; stop at the clock even if some pairs are mid-way",
+        "helpers": "walk the rows; a pair staring at the same `not yet` for 3 minutes gets `q1.hint(2)`",
+        "questions": [
+            ("Can I see the solution?",
+             "Not in the room (solutions.md); after the session it is in labs/solutions/."),
+            ("My check says 'took the sum of the waits'", "The calls are awaited one by one: gather them."),
+        ],
+    },
+    "02 · A hand-built tool node, typed live": {
+        "say": "A tool node is a loop over the last message's tool calls: look each name up in an "
+               "allow-list, run it, answer with a ToolMessage carrying its id — errors too.",
+        "show": "type §1–§3 in the live-coding copy (build/slides/live/), the committed lesson beside it",
+        "checkpoint": "the minimal node answers every call, including the unknown name",
+        "cut": "type only §3 and reveal §1–§2 from the committed lesson",
+        "helpers": "typos in the room's copies: compare with the committed lesson's cell",
+        "questions": [
+            ("Why not just call the tool?",
+             "The model needs one answer per call id, or the next turn fails."),
+            ("Where is the timeout?",
+             "§4, homework: `asyncio.wait_for` per call, and its own TimeoutError trap."),
+        ],
+    },
+    "03 · The built-in ToolNode: standalone and its errors": {
+        "say": "ToolNode outside a graph needs its runtime; inside, errors follow `handle_tool_errors`: "
+               "by default argument errors become messages and everything else raises.",
+        "show": "§2's `'N/A'` error and its fix; §4: predict each handle_tool_errors form before running it",
+        "checkpoint": "the room can say what the default policy does with a ValueError",
+        "cut": "§1 (03 §2 shows the same node); the matrix's last two forms",
+        "helpers": "a `raises-exception` cell is meant to fail: check the error is the one the prose names",
+        "questions": [
+            ("Doesn't ToolNode catch errors?", "Not by default since 1.0.1: set `handle_tool_errors`."),
+            ("Does it run the calls at once?",
+             "Yes, §3 (homework): a thread pool under invoke, gather under ainvoke."),
+        ],
+    },
+    "05 highlights · how return values become ToolMessage content": {
+        "say": "Whatever a tool returns becomes a ToolMessage's content: a string passes, a dict is JSON, "
+               "content blocks stay blocks.",
+        "show": "run only the cells the agenda names, in order; the live table at the end",
+        "checkpoint": "the table is on every screen",
+        "cut": "show the table on the projector only",
+        "helpers": "a NameError means a cell was skipped: run the listed cells from the top",
+        "questions": [
+            ("What does the model see for a dict?", "`json.dumps(..., ensure_ascii=False)` of it."),
+        ],
+    },
+    "06 highlights · Command.PARENT in a real parent graph": {
+        "say": "A tool can hand off to the parent graph with Command.PARENT; its batch's other answers "
+               "never arrive, so hand off alone.",
+        "show": "run only the cells the agenda names; the parent's history with the missing answers",
+        "checkpoint": "the room has seen the unanswered call in the parent's messages",
+        "cut": "show it on the projector only; it is lesson 06 and lab 06 at home",
+        "helpers": "a NameError means a cell was skipped: run the listed cells from the top",
+        "questions": [
+            ("Why does OpenAI reject the next turn?", "A tool call was left without its ToolMessage."),
+        ],
+    },
+    "Wrap-up · homework, cheat sheets, feedback": {
+        "say": "The homework order, the cheat sheets, the handout; then five minutes of feedback.",
+        "show": "the wrap-up deck; hand out the cheat sheets and the feedback form",
+        "checkpoint": "forms collected; USB sticks back",
+        "cut": "never the feedback form",
+        "helpers": "collect the forms and the sticks",
+        "questions": [
+            ("Where are the solutions?", "`labs/solutions/` in the repository; `q1.solution()` in a lab."),
+        ],
+    },
+}
+"""The facilitator script, per block: what to say and show, the checkpoint, what to cut, where
+helpers look, the common questions. docs/workshop/facilitator.md is printed from it with the
+agenda's clock times (`python -m helpers.workshop write-guide`)."""
+
+
 HOMEWORK: tuple[str, ...] = (
     "labs/01_make_it_concurrent.ipynb", "notebooks/02_custom_async_tool_node.ipynb",
     "labs/02_build_a_tool_node.ipynb", "notebooks/03_builtin_toolnode.ipynb",
@@ -310,6 +418,62 @@ def write_guide(path: Path = ROOT / "docs" / "workshop" / "README.md") -> bool:
     return new != text
 
 
+FACILITATOR_HEAD = """# The facilitator's script
+
+Per block: the clock time it starts and its checkpoint (when it must end), what to say and show,
+what to cut when you are behind, the questions people ask with a short answer, and where the
+helpers should look. Printed from `helpers.workshop` (the agenda's times follow the lessons'
+estimates); do not edit by hand: `python -m helpers.workshop write-guide`.
+
+**Running late?** At each checkpoint, compare the clock with the time below. Five minutes behind:
+take the block's "cut". Ten minutes behind at the second break: skip the 06 highlights (homework),
+keep the wrap-up's feedback form.
+"""
+
+FACILITATOR_TAIL = """
+## Collecting the labs
+
+At the end of the lab block (or after the session), ask everyone to copy their `labs/` folder to
+the shared drive or the USB stick, into a folder named after them (or to prefix the files with their
+name and an underscore: `ada_01_make_it_concurrent.ipynb`). Then, on your laptop:
+
+```bash
+make collect DIR=/media/usb/collected     # = python scripts/collect_labs.py /media/usb/collected
+```
+
+It runs every notebook headless (the labs report) and prints one line per learner with a mark per
+exercise (✔ passed, · not yet, ✗ error) and, under it, each exercise with who is stuck on it and
+the first line of the check's message: that is where to start the next session.
+"""
+
+
+def facilitator_markdown(plan: tuple[Block, ...] = PLAN) -> str:
+    """docs/workshop/facilitator.md: the script of SCRIPT with each block's clock times."""
+    out = [FACILITATOR_HEAD]
+    for block in agenda(plan):
+        span = f"{clock(block.start)}–{clock(block.start + block.minutes)}"
+        out.append(f"## {span} · {block.title}\n")
+        if block.kind == "break":
+            out.append(f"Back at **{clock(block.start + block.minutes)}**. Helpers: the laptops that were "
+                       "stuck in the last block.\n")
+            continue
+        script = SCRIPT["opening"] if block.start == 0 else SCRIPT[block.title]
+        if block.run_cells:
+            labels = ", ".join(f"[{n}]" for n in execution_counts(block.part.notebook, list(block.run_cells)))
+            out.append(f"Open `{block.part.notebook}`, run only the cells {labels} (select them, "
+                       "*Run → Run Selected Cells*).\n")
+        out.append(f"- **Checkpoint {clock(block.start + block.minutes)}**: {script['checkpoint']}")
+        out.append(f"- **Say**: {script['say']}")
+        out.append(f"- **Show**: {script['show']}")
+        out.append(f"- **Behind? Cut**: {script['cut']}")
+        out.append(f"- **Helpers look at**: {script['helpers']}")
+        out.append("\n| question | answer |\n|---|---|")
+        for question, answer in script["questions"]:
+            out.append(f"| {question} | {answer} |")
+        out.append("")
+    return "\n".join(out) + FACILITATOR_TAIL
+
+
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
@@ -323,6 +487,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\ntotal: {total()} of {LENGTH} minutes")
     else:
         print("docs/workshop/README.md: " + ("agenda updated" if write_guide() else "agenda unchanged"))
+        facilitator = ROOT / "docs" / "workshop" / "facilitator.md"
+        text = facilitator_markdown()
+        changed = not facilitator.exists() or facilitator.read_text(encoding="utf-8") != text
+        facilitator.write_text(text, encoding="utf-8")
+        print("docs/workshop/facilitator.md: " + ("written" if changed else "unchanged"))
     return 0
 
 
