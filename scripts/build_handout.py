@@ -435,8 +435,10 @@ def cheatsheet_pages(out: Path, built: set[Path]) -> dict[str, Path]:
     return made
 
 
-def build(out: Path = OUT, pdf: bool = True) -> dict[str, object]:
+def build(out: Path = OUT, pdf: bool = True, solutions: bool = True) -> dict[str, object]:
     kinds = sources()
+    if not solutions:  # the workshop's copy: solutions are revealed by the instructor
+        kinds["solutions"] = []
     if out.exists():
         shutil.rmtree(out)
     (out / "assets").mkdir(parents=True)
@@ -498,9 +500,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=OUT,
                         help=f"where to build (default {OUT.relative_to(ROOT)})")
     parser.add_argument("--no-pdf", action="store_true", help="build the site only")
+    parser.add_argument("--without-solutions", action="store_true",
+                        help="leave the lab solutions out (the workshop's USB copy)")
     args = parser.parse_args(argv)
     try:
-        result = build(args.out, pdf=not args.no_pdf)
+        result = build(args.out, pdf=not args.no_pdf, solutions=not args.without_solutions)
     except HandoutError as exc:
         sys.exit(f"handout: {exc}")
     shown = args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out
