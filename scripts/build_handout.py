@@ -247,7 +247,7 @@ def cover_and_contents(entries: list[tuple[str, str, int | None]]) -> str:
     """The printed handout's first two pages: a cover, then the contents (title → page)."""
     rows = "\n".join(
         f'<li><a href="#{anchor}"><span class="toc-title">{html.escape(_plain(title))}</span>'
-        f'<span class="toc-page">{page if page else ""}</span></a></li>'
+        f'<span class="toc-page">{page or ""}</span></a></li>'
         for title, anchor, page in entries)
     return (
         '<section class="handout-cover">\n<h1 class="cover-title">toolnode-lab</h1>\n'
@@ -390,14 +390,33 @@ def start_pages(pdf: Path, titles: list[str]) -> list[int | None]:
     return found
 
 
-def print_pdf(print_html: Path, pdf: Path, paper: str = "A4") -> None:
+def _pdf(page, pdf: Path, paper: str) -> None:
+    page.pdf(path=str(pdf), format=paper, print_background=True, outline=True, tagged=True,
+             display_header_footer=True, header_template="<span></span>", footer_template=FOOTER,
+             margin=MARGIN)
+
+
+_SET_PAGES = """(numbers) => document.querySelectorAll('.handout-contents .toc-page')
+    .forEach((el, i) => { el.textContent = numbers[i] == null ? '' : String(numbers[i]); })"""
+
+
+def print_pdfs(print_html: Path, out: Path, titles: list[str]) -> dict[str, dict]:
+    """Print the handout once per paper, in two passes: print, read the page each section starts
+    on, write those numbers into the contents page, print again. The page is loaded (and its
+    graphs drawn) once; the contents' numbers take no more room than its blanks, so nothing moves."""
+    result = {}
     with _playwright()() as p:
         browser = _browser(p)
         page = _open_offline(browser, print_html)
-        page.pdf(path=str(pdf), format=paper, print_background=True, outline=True, tagged=True,
-                 display_header_footer=True, header_template="<span></span>", footer_template=FOOTER,
-                 margin=MARGIN)
+        for key, (paper, name) in PAPERS.items():
+            page.evaluate(_SET_PAGES, [None] * len(titles))
+            _pdf(page, out / name, paper)
+            numbers = start_pages(out / name, titles)
+            page.evaluate(_SET_PAGES, numbers)
+            _pdf(page, out / name, paper)
+            result[key] = {"file": name, "pages": pdf_pages(out / name), "starts": numbers}
         browser.close()
+    return result
 
 
 def print_one_page(html_file: Path, pdf: Path, paper: str = "A4") -> float:
@@ -479,14 +498,7 @@ def build(out: Path = OUT, pdf: bool = True, solutions: bool = True) -> dict[str
     result: dict[str, object] = {"pages": len(pages), "sections": [t.stem for t in order], "out": out,
                                  "titles": titles, "pdf": {}, "sheets": {}}
     if pdf:
-        for key, (paper, name) in PAPERS.items():
-            # two passes: print, read each section's first page, print again with the numbers
-            print_pdf(print_html, out / name, paper)
-            numbers = start_pages(out / name, titles)
-            paged = out / f"print-{key}.html"
-            paged.write_text(print_page(pages, order, titles, numbers), encoding="utf-8")
-            print_pdf(paged, out / name, paper)
-            result["pdf"][key] = {"file": name, "pages": pdf_pages(out / name), "starts": numbers}
+        result["pdf"] = print_pdfs(print_html, out, titles)
         for lang, html_file in sheets.items():
             name = f"cheatsheet-{lang}.pdf"
             scale = print_one_page(html_file, out / name)

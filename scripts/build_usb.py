@@ -80,7 +80,7 @@ def repository(out: Path) -> tuple[Path, Path]:
         subprocess.run(git + ["add", "-A"], check=True, env=env)
         subprocess.run(git + ["commit", "-q", "-m", "toolnode-lab for the workshop"], check=True, env=env)
         bundle = out / "repository" / "toolnode-lab.bundle"
-        subprocess.run(git + ["bundle", "create", "-q", str(bundle), "main"], check=True, env=env)
+        subprocess.run(git + ["bundle", "create", "-q", str(bundle), "HEAD", "main"], check=True, env=env)
         archive = out / "repository" / "toolnode-lab.zip"
         with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
             for path in sorted(tree.rglob("*")):

@@ -120,3 +120,13 @@ def test_a_highlights_block_runs_alone_from_the_cells_it_names(block):
                 errors.append(f"cell [{cell.get('execution_count')}]: {output['ename']}: {output['evalue']}")
     assert not errors, "\n".join(errors)
     assert workshop.execution_counts(block.part.notebook, list(block.run_cells))
+
+
+def test_the_facilitator_script_is_printed_from_the_agenda():
+    facilitator = ROOT / "docs" / "workshop" / "facilitator.md"
+    assert facilitator.read_text(encoding="utf-8") == workshop.facilitator_markdown(), (
+        "docs/workshop/facilitator.md is stale: run python -m helpers.workshop write-guide")
+    for block in workshop.agenda():
+        if block.kind != "break":
+            script = workshop.SCRIPT["opening"] if block.start == 0 else workshop.SCRIPT[block.title]
+            assert {"say", "show", "checkpoint", "cut", "helpers", "questions"} <= set(script), block.title
