@@ -493,7 +493,13 @@ def build(out: Path = OUT, pdf: bool = True, solutions: bool = True) -> dict[str
     order = [target_of(p) for p in order_src]
     titles = [title_of(p) for p in order_src]
     print_html = out / "print.html"
-    print_html.write_text(print_page(pages, order, titles), encoding="utf-8")
+    printed_pages = dict(pages)  # the printed cheat sheets drop their test ids (the site keeps them)
+    for rel in CHEATSHEETS.values():
+        src = ROOT / rel
+        if src.exists():
+            text = strip_test_ids(src.read_text(encoding="utf-8"))
+            printed_pages[target_of(src)] = rewrite_links(markdown_page(src, [], text=text), src, built)
+    print_html.write_text(print_page(printed_pages, order, titles), encoding="utf-8")
     sheets = cheatsheet_pages(out, built)
     result: dict[str, object] = {"pages": len(pages), "sections": [t.stem for t in order], "out": out,
                                  "titles": titles, "pdf": {}, "sheets": {}}

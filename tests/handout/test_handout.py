@@ -206,6 +206,7 @@ def test_a_cover_then_a_contents_page_whose_numbers_are_right(site, paper):
 def test_maintainer_pages_stay_out_of_the_print(site):
     out, result = site
     text = "\f".join(_pdf_pages_text(out / handout.PAPERS["a4"][1]))
+    assert "tests/contracts/" not in text, "the printed cheat sheets keep their test ids"
     for rel in ("docs/compatibility.md", "docs/benchmark.md", "docs/workshop/README.md"):
         path = ROOT / rel
         if path.exists():
