@@ -35,14 +35,6 @@ def site(tmp_path_factory):
     return out, result
 
 
-@pytest.fixture(scope="session")
-def browser():
-    with sync_api.sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=handout.CHROMIUM, args=handout.CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
-
-
 def visit(browser, url: str, allowed: str):
     """Open url with every request outside `allowed` blocked; return (page, blocked, errors)."""
     page = browser.new_page()
