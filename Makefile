@@ -180,3 +180,32 @@ rerun: setup ## no cell may break a cell above it: run, then re-run the first ha
 reset-lessons: ## back up the lessons you ran and saved (saved-lessons/), restore the committed ones
 	@$(DRIFT)
 	$(PY) -m helpers.nbtools reset
+
+# -- workshop kit (docs/workshop/): slides, the live-coding copy, collecting labs, the doctor tally, the USB folder
+USB      ?= build/usb/toolnode-lab-usb
+DOCTORS  ?=
+.PHONY: slides slides-test live-copy collect doctor-tally usb workshop-guide
+
+slides: setup ## the workshop decks (reveal.js, offline) and the live-coding copy of lesson 02 -> build/slides/
+	$(PY) scripts/build_slides.py
+
+live-copy: setup ## only the live-coding copy of lesson 02 -> build/slides/live/
+	$(PY) scripts/build_slides.py --live-only
+
+slides-test: handout-deps ## build the slides and check every deck in headless Chromium, network blocked
+	TOOLNODE_LAB_HANDOUT_TEST=1 $(PY) -m pytest -q tests/handout/test_slides.py tests/slides
+
+workshop-guide: setup ## rewrite the agenda in docs/workshop/README.md and facilitator.md from helpers.workshop
+	$(PY) -m helpers.workshop write-guide
+
+collect: setup ## who is stuck where, from a folder of learners' labs: make collect DIR=/media/usb/collected
+	@test -n "$(DIR)" -a "$(DIR)" != labs || { echo "Name the collected folder: make collect DIR=/media/usb/collected"; exit 2; }
+	$(PY) scripts/collect_labs.py "$(DIR)"
+
+doctor-tally: setup ## count attendees' doctor outputs: make doctor-tally DOCTORS=folder
+	@test -n "$(DOCTORS)" || { echo "Name the folder of doctor outputs: make doctor-tally DOCTORS=folder"; exit 2; }
+	$(PY) scripts/doctor_tally.py "$(DOCTORS)"
+
+usb: handout slides ## the USB folder: repository bundle+zip (no solutions), wheelhouse, handout, slides (DOCTORS= or PLATFORMS=/PYTHONS=)
+	$(PY) scripts/build_usb.py --out "$(USB)" $(if $(DOCTORS),--doctor-dir "$(DOCTORS)") \
+	  $(if $(WHEELS),--wheelhouse "$(WHEELS)") --platforms "$(PLATFORMS)" --pythons "$(PYTHONS)"

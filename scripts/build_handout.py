@@ -10,10 +10,15 @@ MathJax or require.js; mermaid (graphs drawn by `show_graph`) ships in `assets/`
 script, so the pages work opened from disk as well as served by `python -m http.server`. New
 lessons, labs and documents appear without edits: the builder collects whatever exists.
 
-The PDF is one page built from every lesson (one section each, starting on a new page), then the
-cheat sheets and the workshop guide, printed by headless Chromium through Playwright once the
-graphs are drawn. It needs Chromium (`/usr/bin/chromium`, or CHROMIUM=path) and, for the Chinese
-cheat sheet, a CJK font (Debian: `apt-get install chromium fonts-noto-cjk`).
+The printed handout (`toolnode-lab-a4.pdf`, `toolnode-lab-letter.pdf`) is a cover, a contents page
+with page numbers, every lesson from a new page, then the labs' guide, the cheat sheets and the
+attendees' pre-flight note; code and output lines wrap at the margin, and the outputs of cells
+tagged `answer` stay folded. Maintainer pages (the compatibility matrix, the benchmark tables, the
+instructor's kit) are in the site only. Each cheat sheet also prints on exactly one page
+(`cheatsheet-en.pdf`, `cheatsheet-zh.pdf`), without the test ids the site shows. Printing is done by
+headless Chromium through Playwright once the graphs are drawn. It needs Chromium
+(`/usr/bin/chromium`, or CHROMIUM=path), poppler (`pdfinfo`, `pdftotext`) and, for the Chinese
+cheat sheet, a CJK font (Debian: `apt-get install chromium poppler-utils fonts-noto-cjk`).
 """
 
 from __future__ import annotations
@@ -35,7 +40,15 @@ HERE = Path(__file__).resolve().parent / "handout"
 OUT = ROOT / "build" / "handout"
 CACHE = ROOT / ".cache" / "handout"
 MERMAID_VERSION = "11.12.0"
-PDF_NAME = "toolnode-lab.pdf"
+PDF_NAME = "toolnode-lab-a4.pdf"
+PAPERS = {"a4": ("A4", "toolnode-lab-a4.pdf"), "letter": ("Letter", "toolnode-lab-letter.pdf")}
+"""Printed formats: Playwright's paper name and the file written for each."""
+PRINTED_DOCS = ("labs/README.md", "docs/cheatsheet.en.md", "docs/cheatsheet.zh.md",
+                "docs/workshop/preflight.md")
+"""The documents printed after the lessons; every other document (the compatibility matrix, the
+benchmark tables, the instructor's kit) is in the site only."""
+CHEATSHEETS = {"en": "docs/cheatsheet.en.md", "zh": "docs/cheatsheet.zh.md"}
+MARGIN = {"top": "12mm", "bottom": "14mm", "left": "12mm", "right": "12mm"}
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
@@ -54,6 +67,20 @@ def sources(root: Path = ROOT) -> dict[str, list[Path]]:
         "solutions": sorted((root / "labs" / "solutions").glob("[0-9][0-9]_*.ipynb")),
         "docs": [p for p in [root / "labs" / "README.md", *docs] if p.exists()],
     }
+
+
+def printed(kinds: dict[str, list[Path]], root: Path = ROOT) -> list[Path]:
+    """What the printed handout holds, in order: the lessons, then PRINTED_DOCS that exist."""
+    docs = [root / rel for rel in PRINTED_DOCS if (root / rel).exists()]
+    return list(kinds["lessons"]) + docs
+
+
+_CITATION = re.compile(r"\s*·\s*`tests/[^`]*`")
+
+
+def strip_test_ids(markdown: str) -> str:
+    """The printed cheat sheet's text: every ` · `tests/…`` citation removed (the site keeps them)."""
+    return _CITATION.sub("", markdown)
 
 
 def target_of(path: Path, root: Path = ROOT) -> Path:
@@ -135,7 +162,8 @@ def slug(text: str) -> str:
     return re.sub(r"\s", "-", re.sub(r"[^\w\- ]", "", text))
 
 
-def markdown_page(path: Path, links: list[tuple[str, str]]) -> str:
+def markdown_page(path: Path, links: list[tuple[str, str]], text: str | None = None,
+                  body_class: str = "") -> str:
     import mistune
 
     class Renderer(mistune.HTMLRenderer):
@@ -148,7 +176,7 @@ def markdown_page(path: Path, links: list[tuple[str, str]]) -> str:
             anchor = f"{anchor}-{count}" if count else anchor
             return f'<h{level} id="{anchor}">{text}</h{level}>\n'
 
-    text = path.read_text(encoding="utf-8")
+    text = path.read_text(encoding="utf-8") if text is None else text
     front = re.match(r"---\n(.*?)\n---\n", text, flags=re.S)  # YAML front matter (cheat sheets)
     meta = dict(re.findall(r"^(\w+):\s*\"?([^\"\n]*)\"?$", front.group(1), flags=re.M)) if front else {}
     text = text[front.end():] if front else text
@@ -163,12 +191,14 @@ def markdown_page(path: Path, links: list[tuple[str, str]]) -> str:
     prefix = _root_prefix(target_of(path))
     lang = meta.get("lang") or ("zh-CN" if ".zh" in path.name else "en")
     nav = " · ".join(f'<a href="{href}">{html.escape(label)}</a>' for label, href in links)
+    body_attr = f' class="{body_class}"' if body_class else ""
     return (f'<!DOCTYPE html>\n<html lang="{lang}">\n<head>\n<meta charset="utf-8">\n'
             f'<meta name="viewport" content="width=device-width, initial-scale=1.0">\n'
             f"<title>{html.escape(title)}</title>\n"
             f'<link rel="stylesheet" href="{prefix}assets/handout.css">\n'
             f'<script src="{prefix}assets/mermaid.min.js"></script>\n'
-            f'<script src="{prefix}assets/handout.js"></script>\n</head>\n<body>\n'
+            f'<script src="{prefix}assets/handout.js"></script>\n</head>\n'
+            f'<body{body_attr}>\n'
             f'<nav class="handout-nav"><a href="{prefix}index.html">toolnode-lab handout</a>'
             + (f" · {nav}" if nav else "") + "</nav>\n"
             f'<main class="handout-doc">\n{body}\n</main>\n</body>\n</html>\n')
@@ -183,36 +213,113 @@ def _from_root(folder: Path, match: re.Match) -> str:
     return f'href="{os.path.normpath(folder / match.group(1)).replace(os.sep, "/")}"'
 
 
-def print_page(pages: dict[Path, str], order: list[Path]) -> str:
-    """All of `order` in one document, one section each (each starts a page when printed)."""
+def title_of(path: Path) -> str:
+    """A lesson's or document's title: its first `# ` heading (`01 — Sequential vs …`)."""
+    if path.suffix == ".ipynb":
+        import json
+
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+            for line in source.splitlines():
+                if line.startswith("# "):
+                    return line[2:].strip()
+        return path.stem
+    text = path.read_text(encoding="utf-8")
+    return next((ln[2:].strip() for ln in text.splitlines() if ln.startswith("# ")), path.stem)
+
+
+def _plain(markdown_title: str) -> str:
+    return re.sub(r"[`*]", "", markdown_title)
+
+
+def _version_line() -> str:
+    pins = {}
+    req = ROOT / "requirements.txt"
+    if req.exists():
+        for line in req.read_text(encoding="utf-8").splitlines():
+            match = re.match(r"^(langgraph|langgraph-prebuilt|langchain-core)==([\w.]+)", line)
+            if match:
+                pins[match.group(1)] = match.group(2)
+    return " · ".join(f"{k} {v}" for k, v in pins.items())
+
+
+def cover_and_contents(entries: list[tuple[str, str, int | None]]) -> str:
+    """The printed handout's first two pages: a cover, then the contents (title → page)."""
+    rows = "\n".join(
+        f'<li><a href="#{anchor}"><span class="toc-title">{html.escape(_plain(title))}</span>'
+        f'<span class="toc-page">{page or ""}</span></a></li>'
+        for title, anchor, page in entries)
+    return (
+        '<section class="handout-cover">\n<h1 class="cover-title">toolnode-lab</h1>\n'
+        '<p class="cover-subtitle">How LangGraph executes tools: a hands-on course</p>\n'
+        '<p class="cover-lines">Twelve lessons run offline with a scripted model, six self-checking '
+        'labs, the interview cheat sheets.<br>Every output in this handout is what the committed '
+        'notebooks printed on the pinned versions.</p>\n'
+        f'<p class="cover-pins">{html.escape(_version_line())}</p>\n'
+        '<p class="cover-how">Run it: <code>make lab</code> in the repository · answers of the '
+        'drills are folded: open them on your laptop after you have predicted.</p>\n</section>\n'
+        f'<section class="handout-contents" id="contents">\n<h1>Contents</h1>\n<ol class="toc">\n'
+        f'{rows}\n</ol>\n</section>')
+
+
+def print_page(pages: dict[Path, str], order: list[Path], titles: list[str],
+               page_numbers: list[int | None] | None = None) -> str:
+    """Cover, contents, then all of `order` in one document, one section each (each starts a page)."""
     first = pages[order[0]]
     head = re.search(r"<head>(.*?)</head>", first, flags=re.S).group(1)
     head = head.replace('href="../', 'href="').replace('src="../', 'src="')
     sections = []
+    anchors = []
     for target in order:
         body = _main_of(pages[target])
         # links inside the print page point at the site's pages, relative to the site root
         body = re.sub(r'href="(?!#|[a-z]+:)([^"]*)"', functools.partial(_from_root, target.parent), body)
-        kind = "handout-doc" if target.parts[0] == "docs" else "jp-Notebook"
-        sections.append(f'<section class="handout-section {kind}" id="{target.stem}">\n{body}\n</section>')
+        body = re.sub(r'src="(?!#|[a-z]+:)([^"]*)"',
+                      lambda m, folder=target.parent: _from_root(folder, m).replace("href=", "src=", 1), body)
+        kind = "handout-doc" if target.parts[0] in ("docs", "labs") else "jp-Notebook"
+        anchor = "print-" + target.with_suffix("").as_posix().replace("/", "-")
+        anchors.append(anchor)
+        lang = ' lang="zh-CN"' if ".zh" in target.name else ""
+        sections.append(f'<section class="handout-section {kind}" id="{anchor}"{lang}>\n{body}\n</section>')
+    numbers = page_numbers or [None] * len(order)
+    front = cover_and_contents(list(zip(titles, anchors, numbers, strict=True)))
     head = re.sub(r"<title>.*?</title>", "<title>toolnode-lab handout</title>", head, flags=re.S)
-    return (f'<!DOCTYPE html>\n<html lang="en">\n<head>{head}</head>\n<body class="jp-Notebook" '
-            f'data-jp-theme-light="true">\n<main>\n' + "\n".join(sections) + "\n</main>\n</body>\n</html>\n")
+    return (f'<!DOCTYPE html>\n<html lang="en">\n<head>{head}</head>\n'
+            f'<body class="jp-Notebook handout-print" data-jp-theme-light="true">\n<main>\n{front}\n'
+            + "\n".join(sections) + "\n</main>\n</body>\n</html>\n")
+
+
+def _readme_section(text: str, heading: str) -> str:
+    match = re.search(rf"^## {re.escape(heading)}\n(.*?)(?=^## |\Z)", text, flags=re.S | re.M)
+    return match.group(1).strip() if match else ""
 
 
 def index_page(kinds: dict[str, list[Path]]) -> str:
-    """README rendered, followed by a list of everything in the handout."""
-    readme = ROOT / "README.md"
-    lines = [readme.read_text(encoding="utf-8"), "", "## In this handout", ""]
-    titles = {"lessons": "Lessons", "labs": "Labs (starters)", "solutions": "Lab solutions",
-              "docs": "Documents"}
-    for kind, paths in kinds.items():
+    """The learner's front page: what the course is, the course map and tracks (README's
+    "The course"), and the handout's contents. No maintainer sections."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    title = next((ln for ln in readme.splitlines() if ln.startswith("# ")), "# toolnode-lab")
+    intro = readme.split("\n## ", 1)[0].split("\n", 1)[-1].strip()
+    lines = [title, "", intro, "", "## The course", "", _readme_section(readme, "The course"), "",
+             "## In this handout", ""]
+    titles = {"lessons": "Lessons", "labs": "Labs (starters)", "solutions": "Lab solutions"}
+    for kind in ("lessons", "labs", "solutions"):
+        paths = kinds.get(kind) or []
         if not paths:
             continue
         lines += [f"**{titles[kind]}**", ""]
-        lines += [f"- [{p.stem.replace('_', ' ')}]({p.relative_to(ROOT).as_posix()})" for p in paths]
+        lines += [f"- [{_plain(title_of(p))}]({p.relative_to(ROOT).as_posix()})" for p in paths]
         lines += [""]
-    lines += [f"**PDF**: [{PDF_NAME}]({PDF_NAME}) (every lesson, the cheat sheets and the guides)", ""]
+    learner_docs = [ROOT / rel for rel in PRINTED_DOCS if (ROOT / rel).exists()]
+    if learner_docs:
+        lines += ["**Guides and cheat sheets**", ""]
+        lines += [f"- [{_plain(title_of(p))}]({p.relative_to(ROOT).as_posix()})" for p in learner_docs]
+        lines += [""]
+    cheats = " · ".join(f"[{lang}](cheatsheet-{lang}.pdf)" for lang in CHEATSHEETS)
+    lines += ["**To print**", "",
+              f"- the handout: [A4]({PAPERS['a4'][1]}) · [US Letter]({PAPERS['letter'][1]}) "
+              "(cover, contents, every lesson, the labs' guide, the cheat sheets, the pre-flight note)",
+              f"- the cheat sheets, one page each: {cheats}", ""]
     with tempfile.NamedTemporaryFile("w", suffix=".md", dir=ROOT, delete=False, encoding="utf-8") as tmp:
         tmp.write("\n".join(lines))
     try:
@@ -222,29 +329,135 @@ def index_page(kinds: dict[str, list[Path]]) -> str:
     return page
 
 
-def print_pdf(print_html: Path, pdf: Path) -> None:
+def _browser(p):
+    if not Path(CHROMIUM).exists():
+        raise HandoutError(f"No Chromium at {CHROMIUM}: install it (Debian: apt-get install chromium) "
+                           "or set CHROMIUM=/path/to/chromium.")
+    return p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+
+
+def _playwright():
     try:
         from playwright.sync_api import sync_playwright
     except ImportError as exc:
         raise HandoutError("The PDF is printed by Chromium through Playwright: `make handout` installs "
                            "it (or: .venv/bin/pip install playwright), then run it again.") from exc
-    if not Path(CHROMIUM).exists():
-        raise HandoutError(f"No Chromium at {CHROMIUM}: install it (Debian: apt-get install chromium) "
-                           "or set CHROMIUM=/path/to/chromium.")
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page()
-        page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:")
-                   else route.abort())
-        page.goto(print_html.as_uri())
-        page.wait_for_function("document.body.dataset.mermaid === 'done'", timeout=60_000)
-        page.pdf(path=str(pdf), format="A4", print_background=True, outline=True, tagged=True,
-                 margin={"top": "12mm", "bottom": "12mm", "left": "10mm", "right": "10mm"})
+    return sync_playwright
+
+
+def _open_offline(browser, html_file: Path):
+    page = browser.new_page()
+    page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:")
+               else route.abort())
+    page.goto(html_file.as_uri())
+    page.wait_for_function("document.body.dataset.mermaid === 'done'", timeout=60_000)
+    return page
+
+
+FOOTER = ('<div style="width:100%;font-size:8px;color:#666;text-align:center;">'
+          '<span class="pageNumber"></span> / <span class="totalPages"></span></div>')
+
+
+def pdf_pages(pdf: Path) -> int:
+    """The page count of a PDF (poppler's pdfinfo)."""
+    if shutil.which("pdfinfo") is None:
+        raise HandoutError("Checking the PDFs needs poppler (Debian: apt-get install poppler-utils).")
+    out = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True, check=True).stdout
+    return int(re.search(r"^Pages:\s+(\d+)", out, re.M).group(1))
+
+
+def page_texts(pdf: Path) -> list[str]:
+    """Each page's text (poppler's pdftotext)."""
+    out = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True,
+                         check=True).stdout
+    return out.split("\f")
+
+
+def _squeeze(text: str) -> str:
+    return re.sub(r"\W+", "", text).lower()
+
+
+def start_pages(pdf: Path, titles: list[str]) -> list[int | None]:
+    """The page each section starts on: the first page, after the contents, whose top line is its title."""
+    texts = page_texts(pdf)
+    found, after = [], 2
+    for title in titles:
+        want = _squeeze(_plain(title))[:40]
+        page = next((i + 1 for i, t in enumerate(texts) if i + 1 > after
+                     and want and want in _squeeze("".join(t.strip().splitlines()[:3]))), None)
+        found.append(page)
+        after = page or after
+    return found
+
+
+def _pdf(page, pdf: Path, paper: str) -> None:
+    page.pdf(path=str(pdf), format=paper, print_background=True, outline=True, tagged=True,
+             display_header_footer=True, header_template="<span></span>", footer_template=FOOTER,
+             margin=MARGIN)
+
+
+_SET_PAGES = """(numbers) => document.querySelectorAll('.handout-contents .toc-page')
+    .forEach((el, i) => { el.textContent = numbers[i] == null ? '' : String(numbers[i]); })"""
+
+
+def print_pdfs(print_html: Path, out: Path, titles: list[str]) -> dict[str, dict]:
+    """Print the handout once per paper, in two passes: print, read the page each section starts
+    on, write those numbers into the contents page, print again. The page is loaded (and its
+    graphs drawn) once; the contents' numbers take no more room than its blanks, so nothing moves."""
+    result = {}
+    with _playwright()() as p:
+        browser = _browser(p)
+        page = _open_offline(browser, print_html)
+        for key, (paper, name) in PAPERS.items():
+            page.evaluate(_SET_PAGES, [None] * len(titles))
+            _pdf(page, out / name, paper)
+            numbers = start_pages(out / name, titles)
+            page.evaluate(_SET_PAGES, numbers)
+            _pdf(page, out / name, paper)
+            result[key] = {"file": name, "pages": pdf_pages(out / name), "starts": numbers}
         browser.close()
+    return result
 
 
-def build(out: Path = OUT, pdf: bool = True) -> dict[str, object]:
+def print_one_page(html_file: Path, pdf: Path, paper: str = "A4") -> float:
+    """Print a page on exactly one sheet: shrink (Chromium's print scale) until it fits.
+
+    Returns the scale used; a HandoutError if even half size does not fit one page."""
+    with _playwright()() as p:
+        browser = _browser(p)
+        page = _open_offline(browser, html_file)
+        scale = 1.0
+        while scale >= 0.5:
+            page.pdf(path=str(pdf), format=paper, print_background=True, scale=scale,
+                     margin={"top": "8mm", "bottom": "8mm", "left": "9mm", "right": "9mm"})
+            if pdf_pages(pdf) == 1:
+                browser.close()
+                return scale
+            scale = round(scale - 0.04, 2)
+        browser.close()
+    raise HandoutError(f"{html_file.name} does not fit one page even at half size: shorten it.")
+
+
+def cheatsheet_pages(out: Path, built: set[Path]) -> dict[str, Path]:
+    """The print-only cheat sheets (no test ids, two columns), next to their site pages
+    (`docs/cheatsheet.en.print.html`), their links pointing at the site's pages."""
+    made = {}
+    for lang, rel in CHEATSHEETS.items():
+        src = ROOT / rel
+        if not src.exists():
+            continue
+        text = strip_test_ids(src.read_text(encoding="utf-8"))
+        page = rewrite_links(markdown_page(src, [], text=text, body_class="handout-sheet"), src, built)
+        target = out / target_of(src).with_suffix(".print.html")
+        target.write_text(page, encoding="utf-8")
+        made[lang] = target
+    return made
+
+
+def build(out: Path = OUT, pdf: bool = True, solutions: bool = True) -> dict[str, object]:
     kinds = sources()
+    if not solutions:  # the workshop's copy: solutions are revealed by the instructor
+        kinds["solutions"] = []
     if out.exists():
         shutil.rmtree(out)
     (out / "assets").mkdir(parents=True)
@@ -256,7 +469,8 @@ def build(out: Path = OUT, pdf: bool = True) -> dict[str, object]:
             (out / asset.relative_to(ROOT)).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(asset, out / asset.relative_to(ROOT))
     all_sources = [p for paths in kinds.values() for p in paths]
-    built = {target_of(p) for p in all_sources} | {Path("index.html"), Path(PDF_NAME)}
+    pdfs = {name for _, name in PAPERS.values()} | {f"cheatsheet-{lang}.pdf" for lang in CHEATSHEETS}
+    built = {target_of(p) for p in all_sources} | {Path("index.html")} | {Path(n) for n in pdfs}
     pages: dict[Path, str] = {}
     lessons = kinds["lessons"]
     for path in all_sources:
@@ -275,12 +489,27 @@ def build(out: Path = OUT, pdf: bool = True) -> dict[str, object]:
     for target, page in pages.items():
         (out / target).parent.mkdir(parents=True, exist_ok=True)
         (out / target).write_text(page, encoding="utf-8")
-    order = [target_of(p) for p in lessons] + [target_of(p) for p in kinds["docs"]]
+    order_src = printed(kinds)
+    order = [target_of(p) for p in order_src]
+    titles = [title_of(p) for p in order_src]
     print_html = out / "print.html"
-    print_html.write_text(print_page(pages, order), encoding="utf-8")
+    printed_pages = dict(pages)  # the printed cheat sheets drop their test ids (the site keeps them)
+    for rel in CHEATSHEETS.values():
+        src = ROOT / rel
+        if src.exists():
+            text = strip_test_ids(src.read_text(encoding="utf-8"))
+            printed_pages[target_of(src)] = rewrite_links(markdown_page(src, [], text=text), src, built)
+    print_html.write_text(print_page(printed_pages, order, titles), encoding="utf-8")
+    sheets = cheatsheet_pages(out, built)
+    result: dict[str, object] = {"pages": len(pages), "sections": [t.stem for t in order], "out": out,
+                                 "titles": titles, "pdf": {}, "sheets": {}}
     if pdf:
-        print_pdf(print_html, out / PDF_NAME)
-    return {"pages": len(pages), "sections": [t.stem for t in order], "out": out}
+        result["pdf"] = print_pdfs(print_html, out, titles)
+        for lang, html_file in sheets.items():
+            name = f"cheatsheet-{lang}.pdf"
+            scale = print_one_page(html_file, out / name)
+            result["sheets"][lang] = {"file": name, "pages": pdf_pages(out / name), "scale": scale}
+    return result
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -289,14 +518,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=OUT,
                         help=f"where to build (default {OUT.relative_to(ROOT)})")
     parser.add_argument("--no-pdf", action="store_true", help="build the site only")
+    parser.add_argument("--without-solutions", action="store_true",
+                        help="leave the lab solutions out (the workshop's USB copy)")
     args = parser.parse_args(argv)
     try:
-        result = build(args.out, pdf=not args.no_pdf)
+        result = build(args.out, pdf=not args.no_pdf, solutions=not args.without_solutions)
     except HandoutError as exc:
         sys.exit(f"handout: {exc}")
     shown = args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out
-    print(f"handout: {result['pages']} pages in {shown}/ (open {shown}/index.html)"
-          + ("" if args.no_pdf else f"; PDF {shown}/{PDF_NAME} with {len(result['sections'])} sections"))
+    print(f"handout: {result['pages']} pages in {shown}/ (open {shown}/index.html)")
+    for info in list(result["pdf"].values()) + list(result["sheets"].values()):
+        size = (args.out / info["file"]).stat().st_size / 1e6
+        print(f"  {shown}/{info['file']}: {info['pages']} page(s), {size:.1f} MB")
 
 
 if __name__ == "__main__":

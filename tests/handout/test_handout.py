@@ -1,6 +1,9 @@
 """The handout works with no network: every page opened from disk (and served over http) in
 headless Chromium with every non-local request blocked; graphs drawn, plots shown, no console
-error, no broken internal link; the PDF has one section per lesson and its pages render."""
+error, no broken internal link. The printed handout (A4 and US Letter) opens with a cover and a
+contents page whose page numbers are right, starts each lesson on a page, cuts no line at the
+right edge, leaves maintainer pages out and keeps drill answers folded; each cheat sheet prints
+on one page without test ids; the site's front page is a learner's page."""
 
 from __future__ import annotations
 
@@ -30,14 +33,6 @@ def site(tmp_path_factory):
     out = tmp_path_factory.mktemp("handout")
     result = handout.build(out, pdf=True)
     return out, result
-
-
-@pytest.fixture(scope="session")
-def browser():
-    with sync_api.sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=handout.CHROMIUM, args=handout.CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
 
 
 def visit(browser, url: str, allowed: str):
@@ -70,7 +65,8 @@ def test_the_site_holds_every_lesson_lab_and_document(site):
 
 
 def _pages(out: Path) -> list[Path]:
-    return sorted(p for p in out.rglob("*.html") if p.name != "print.html")
+    # print.html and print-<paper>.html are the PDFs' sources (checked by the print tests below)
+    return sorted(p for p in out.rglob("*.html") if not p.name.startswith("print"))
 
 
 def test_every_page_works_from_disk_with_the_network_blocked(site, browser):
@@ -132,31 +128,195 @@ def test_the_site_works_served_over_http(site, browser):
 
 
 def _pdf_pages_text(pdf: Path) -> list[str]:
-    text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"],
-                          capture_output=True, text=True, check=True)
-    return text.stdout.split("\f")
+    return handout.page_texts(pdf)
 
 
-@pytest.mark.skipif(shutil.which("pdftotext") is None,
-                    reason="needs poppler-utils (make handout-test installs it)")
-def test_the_pdf_has_one_section_per_lesson_and_its_pages_render(site, tmp_path):
+needs_poppler = pytest.mark.skipif(shutil.which("pdftotext") is None,
+                                   reason="needs poppler-utils (make handout-test installs it)")
+
+
+@needs_poppler
+@pytest.mark.parametrize("paper", list(handout.PAPERS))
+def test_the_pdf_has_one_section_per_lesson_and_its_pages_render(site, tmp_path, paper):
     out, result = site
-    pdf = out / handout.PDF_NAME
+    pdf = out / handout.PAPERS[paper][1]
     pages = _pdf_pages_text(pdf)
     firsts = [page.strip().splitlines()[0].strip() if page.strip() else "" for page in pages]
     for lesson in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
         number = lesson.stem[:2]
         assert any(line.startswith(f"{number} —") for line in firsts), f"no page starts lesson {number}"
-    subprocess.run(["pdftoppm", "-r", "40", "-f", "1", "-l", "1", "-png", str(pdf), str(tmp_path / "p")],
-                   check=True)
-    rendered = list(tmp_path.glob("p*.png"))
-    assert rendered and rendered[0].stat().st_size > 1000
+    last = len(pages) - (1 if not pages[-1].strip() else 0)
+    for first, final in ((1, 3), (last // 2, last // 2 + 1), (last, last)):
+        subprocess.run(["pdftoppm", "-r", "40", "-f", str(first), "-l", str(final), "-png", str(pdf),
+                        str(tmp_path / f"p{first}")], check=True)
+    rendered = sorted(tmp_path.glob("p*.png"))
+    assert len(rendered) >= 5 and all(png.stat().st_size > 1000 for png in rendered)
     zh = [p for p in handout.sources()["docs"] if ".zh" in p.name]
     if zh:
         title = next(line[2:].strip() for line in zh[0].read_text(encoding="utf-8").splitlines()
                      if line.startswith("# "))
         squeeze = functools.partial(re.sub, r"\s+", "")  # the PDF's text breaks lines between scripts
         assert any(squeeze(title) in squeeze(page) for page in pages), f"the PDF has no page with {title!r}"
+
+
+@needs_poppler
+def test_the_two_papers_are_a4_and_us_letter(site):
+    out, _ = site
+    sizes = {}
+    for key, (_, name) in handout.PAPERS.items():
+        info = subprocess.run(["pdfinfo", str(out / name)], capture_output=True, text=True, check=True).stdout
+        sizes[key] = re.search(r"Page size:\s+([\d.]+) x ([\d.]+) pts", info).groups()
+    # A4 is 595.3 x 841.9 pt (Chromium rounds to whole CSS pixels), Letter 612 x 792
+    for key, want in (("a4", (595.3, 841.9)), ("letter", (612, 792))):
+        got = [float(v) for v in sizes[key]]
+        assert all(abs(g - w) < 2 for g, w in zip(got, want, strict=True)), sizes
+
+
+@needs_poppler
+@pytest.mark.parametrize("paper", list(handout.PAPERS))
+def test_a_cover_then_a_contents_page_whose_numbers_are_right(site, paper):
+    out, result = site
+    pages = _pdf_pages_text(out / handout.PAPERS[paper][1])
+    assert "toolnode-lab" in pages[0] and "hands-on course" in pages[0]
+    assert pages[1].strip().startswith("Contents")
+    starts = result["pdf"][paper]["starts"]
+    assert None not in starts, list(zip(result["titles"], starts, strict=True))
+    squeeze = functools.partial(re.sub, r"\W+", "")
+    for title, start in zip(result["titles"], starts, strict=True):
+        plain = squeeze(re.sub(r"[`*]", "", title)).lower()[:30]
+        top = squeeze("".join(pages[start - 1].strip().splitlines()[:3])).lower()
+        assert plain in top, f"{title!r} is listed at page {start}, which starts {top[:60]!r}"
+        # the contents line: its text starts with the title (spacing aside: pdftotext spaces CJK
+        # characters its own way) and ends with the page number
+        want = squeeze(re.sub(r"[`*]", "", title))[:12]
+        rows = [ln for ln in pages[1].splitlines() if squeeze(ln).startswith(want)]
+        number = re.search(r"(\d+)\s*$", rows[0]) if rows else None
+        assert number and int(number.group(1)) == start, (title, rows)
+
+
+@needs_poppler
+def test_maintainer_pages_stay_out_of_the_print(site):
+    out, result = site
+    text = "\f".join(_pdf_pages_text(out / handout.PAPERS["a4"][1]))
+    assert "tests/contracts/" not in text, "the printed cheat sheets keep their test ids"
+    for rel in ("docs/compatibility.md", "docs/benchmark.md", "docs/workshop/README.md"):
+        path = ROOT / rel
+        if path.exists():
+            assert handout.title_of(path) not in text, f"{rel} is printed"
+            assert (out / handout.target_of(path)).exists(), f"{rel} is missing from the site"
+
+
+CUT = """(limit) => {
+  const out = [];
+  const sel = 'main pre, main code, main table, main img, main svg, main .jp-OutputArea-output';
+  for (const el of document.querySelectorAll(sel)) {
+    if (el.closest('details:not([open])')) continue;
+    const r = el.getBoundingClientRect();
+    if (r.width === 0) continue;
+    const scroll = el.tagName === 'PRE' ? el.scrollWidth - el.clientWidth : 0;
+    if (r.right - limit > 1 || scroll > 1) {
+      const where = el.closest('section') ? el.closest('section').id : '?';
+      out.push(`${where}: <${el.tagName.toLowerCase()}> ${Math.round(r.right - limit)} px past the edge: `
+               + el.textContent.trim().slice(0, 60));
+    }
+  }
+  return out;
+}"""
+
+
+def _cut_lines(browser, print_html: Path, extra_css: str = "") -> list[str]:
+    # the printable width of A4 (the narrower paper) inside the handout's margins, in CSS pixels
+    width = round((210 - 24) / 25.4 * 96)
+    page = browser.new_page(viewport={"width": width, "height": 1100})
+    page.route("**/*", lambda r: r.continue_() if r.request.url.startswith("file:") else r.abort())
+    page.emulate_media(media="print")
+    page.goto(print_html.as_uri())
+    page.wait_for_function("document.body.dataset.mermaid === 'done'", timeout=60_000)
+    if extra_css:
+        page.add_style_tag(content=extra_css)
+    found = page.evaluate(CUT, page.evaluate("document.documentElement.clientWidth"))
+    found += [f"image did not load: {src}" for src in page.evaluate(
+        "() => Array.from(document.images).filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src)")]
+    page.close()
+    return found
+
+
+def test_no_printed_line_runs_off_the_right_edge(site, browser):
+    out, _ = site
+    cut = _cut_lines(browser, out / "print.html")
+    assert not cut, f"{len(cut)} block(s) cut at the edge:\n" + "\n".join(cut[:20])
+    # the check sees cut lines when there are some: without the print CSS's wrapping it finds them
+    unwrapped = ("pre, code { white-space: pre !important; overflow-wrap: normal !important;"
+                 " font-size: 14px !important }")
+    assert _cut_lines(browser, out / "print.html", unwrapped)
+
+
+@needs_poppler
+@pytest.mark.parametrize("lang", list(handout.CHEATSHEETS))
+def test_each_cheat_sheet_prints_on_one_page_without_test_ids(site, lang):
+    out, result = site
+    if lang not in result["sheets"]:
+        pytest.skip(f"no {handout.CHEATSHEETS[lang]}")
+    pdf = out / result["sheets"][lang]["file"]
+    assert handout.pdf_pages(pdf) == 1
+    text = _pdf_pages_text(pdf)[0]
+    assert "tests/" not in text and "test_" not in text
+    source = (ROOT / handout.CHEATSHEETS[lang]).read_text(encoding="utf-8")
+    rules = re.findall(r"^(\d+)\. ", source, re.M)
+    assert rules and f"{rules[-1]}." in text, "the last rule is not on the page"
+    site_page = (out / handout.target_of(ROOT / handout.CHEATSHEETS[lang])).read_text(encoding="utf-8")
+    assert "tests/contracts/" in site_page, "the site's cheat sheet keeps its test ids"
+
+
+def test_strip_test_ids_leaves_the_rule_and_its_link():
+    line = ("1. `gather` overlaps. [01 §2](../notebooks/01.ipynb#x) · `tests/contracts/test_01.py::test_a`"
+            " · `tests/contracts/test_11.py::test_b`")
+    assert handout.strip_test_ids(line) == "1. `gather` overlaps. [01 §2](../notebooks/01.ipynb#x)"
+
+
+def test_answer_cells_are_folded(tmp_path):
+    nbformat = pytest.importorskip("nbformat")
+    nb = nbformat.v4.new_notebook()
+    answer = nbformat.v4.new_code_cell("print(42)", metadata={"tags": ["answer"]})
+    answer.outputs = [nbformat.v4.new_output("stream", name="stdout", text="THE-ANSWER 42\n")]
+    other = nbformat.v4.new_code_cell("print(1)")
+    other.outputs = [nbformat.v4.new_output("stream", name="stdout", text="VISIBLE 1\n")]
+    nb.cells = [nbformat.v4.new_markdown_cell("# 99 — t"), answer, other]
+    import tempfile
+
+    (ROOT / "build").mkdir(exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=ROOT / "build") as inside:  # pages are laid out from ROOT
+        path = Path(inside) / "99_answer_fold_probe.ipynb"
+        nbformat.write(nb, path)
+        page = handout.notebook_page(path, [])
+    folded = re.search(r"<details class=\"handout-answer\">(.*?)</details>", page, re.S)
+    assert folded and "THE-ANSWER 42" in folded.group(1)
+    assert "VISIBLE 1" not in folded.group(1) and "VISIBLE 1" in page
+    assert "<details class=\"handout-answer\" open" not in page
+
+
+def test_every_answer_cell_of_the_lessons_is_folded_in_the_site(site):
+    out, _ = site
+    nbformat = pytest.importorskip("nbformat")
+    for lesson in handout.sources()["lessons"]:
+        tagged = [c for c in nbformat.read(lesson, as_version=4).cells
+                  if c.cell_type == "code" and "answer" in c.metadata.get("tags", []) and c.outputs]
+        page = (out / handout.target_of(lesson)).read_text(encoding="utf-8")
+        assert page.count('<details class="handout-answer">') == len(tagged), lesson.name
+
+
+def test_the_front_page_is_a_learners_page(site):
+    out, _ = site
+    page = (out / "index.html").read_text(encoding="utf-8")
+    headings = re.findall(r"<h2 id=\"([^\"]+)\">", page)
+    assert "the-course" in headings and "in-this-handout" in headings, headings
+    for maintainer in ("maintaining", "benchmarks", "compatibility-across-releases", "pinned-versions",
+                       "layout", "troubleshooting"):
+        assert maintainer not in headings, maintainer
+    for lesson in handout.sources()["lessons"]:
+        assert handout.target_of(lesson).as_posix() in page, lesson.name
+    for name in [n for _, n in handout.PAPERS.values()] + ["cheatsheet-en.pdf"]:
+        assert f'href="{name}"' in page, name
 
 
 def test_the_chinese_cheat_sheet_names_an_installed_cjk_font(site, browser):
