@@ -182,19 +182,6 @@ INTERVIEW_LESSONS: tuple[int, ...] = (1, 3, 5, 6, 8, 13, 14)
 """The interview track: the rules (order and failure, ToolNode's concurrency and errors, return
 shapes, `Command.PARENT`, interceptors), the mock interview, then the drill bank's sittings."""
 
-WORKSHOP_BLOCKS: tuple[tuple[str, int], ...] = (
-    ("00 · tracks and the pre-flight check on screen", 10),
-    ("01 · sequential vs gather: the timelines carry the argument", 25),
-    ("02 · build the tool node live, cell by cell", 30),
-    ("break", 10),
-    ("03 · ToolNode: predict each timing and error before running it", 35),
-    ("lab 03 · meet an error policy (pairs)", 15),
-    ("04 · the tools_condition loop, streamed", 25),
-    ("break", 10),
-    ("05 + 06 highlights · the live table; Command.PARENT in a real parent graph", 15),
-    ("wrap-up · 07–11 and the labs as homework", 5),
-)
-"""A three-hour workshop plan: (block, minutes), in order."""
 
 
 def lesson(number: int) -> Lesson:

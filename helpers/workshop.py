@@ -90,8 +90,8 @@ PLAN: tuple[Block, ...] = (
           Part("notebooks/05_return_types.ipynb", ("§5",)),
           does="only the cells listed: Setup, what §5 uses, then §5"),
     Block("06 highlights · Command.PARENT in a real parent graph", "highlights",
-          Part("notebooks/06_command_and_parent.ipynb", ("§6",)),
-          does="only the cells listed: Setup, what §6 uses, then §6"),
+          Part("notebooks/06_command_and_parent.ipynb", ("§5",)),
+          does="only the cells listed: Setup, what §5 uses, then §5"),
     Block("Wrap-up · homework, cheat sheets, feedback", "wrap-up",
           does="the homework order, the cheat sheets, the feedback form"),
 )
