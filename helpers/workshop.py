@@ -213,7 +213,9 @@ HOMEWORK: tuple[str, ...] = (
     "labs/06_hand_off_to_parent.ipynb", "notebooks/07_inside_toolnode.ipynb",
     "notebooks/08_interceptors.ipynb", "labs/03_error_policy.ipynb",
     "labs/08_guard_dangerous_tools.ipynb", "notebooks/09_prebuilt_agents.ipynb",
-    "notebooks/10_mcp_tools.ipynb", "notebooks/11_interview_walkthrough.ipynb",
+    "notebooks/10_mcp_tools.ipynb", "notebooks/11_streaming_and_stopping.ipynb",
+    "notebooks/12_failure_and_recovery.ipynb", "notebooks/13_mock_interview.ipynb",
+    "notebooks/14_drill_bank.ipynb",
 )
 """After the session, in this order (lab 03 after lesson 08: its checks use interceptors)."""
 
