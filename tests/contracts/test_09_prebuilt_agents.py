@@ -257,6 +257,15 @@ def test_single_batch_sync_tools_share_one_pool():
 
 @lesson
 @pytest.mark.timing
+def test_agent_sync_tools_under_ainvoke_run_in_the_loops_default_executor():
+    recorder = timed_run("agent", "sync", POOL + 1, call="ainvoke", gate=Rendezvous(POOL))
+    assert all(worker.startswith("asyncio_") for worker in recorder.workers()), "the loop's default executor"
+    assert recorder.max_in_flight() == POOL, "at most the default pool's size at once"
+    assert len(waited_for_a_free_slot(recorder)) == 1, "the last call waited for a thread of the loop's pool"
+
+
+@lesson
+@pytest.mark.timing
 def test_agent_async_tools_all_run_at_once():
     recorder = timed_run("agent", "async", POOL + 1, gate=Rendezvous(POOL + 1))
     assert recorder.max_in_flight() == POOL + 1
@@ -440,6 +449,35 @@ def crash_then_retry(which):
 
 @lesson
 def test_agent_keeps_a_sync_siblings_result_when_a_call_raises():
+    # a slow sibling (0.3 s): the failure surfaces only after it finished, and its ToolMessage is saved
+    finished = {}
+
+    @tool
+    def slow_weather(city: str) -> str:
+        """Look up today's weather for a city, slowly."""
+        time.sleep(0.3)
+        finished["at"] = time.perf_counter()
+        return weather_report(city)
+
+    @tool
+    def broken_traffic(city: str) -> str:
+        """Look up live traffic for a city (its service is down)."""
+        raise ConnectionError(f"traffic service unreachable for {city}")
+
+    calls = [{"name": "slow_weather", "args": {"city": "Paris"}},
+             {"name": "broken_traffic", "args": {"city": "Paris"}}]
+    graph = agent_for([calls, tool_results_summary], [slow_weather, broken_traffic],
+                      checkpointer=InMemorySaver())
+    with pytest.raises(ConnectionError):
+        graph.invoke(QUESTION, THREAD)
+    raised_at = time.perf_counter()
+    assert "at" in finished and finished["at"] <= raised_at, "the failure surfaced after the sibling finished"
+    saved = graph.get_state(THREAD).values["messages"]
+    assert types(saved) == ["human", "ai", "tool"]
+    assert saved[-1].name == "slow_weather" and saved[-1].content == weather_report("Paris")
+    assert saved[-1].tool_call_id == saved[1].tool_calls[0]["id"]
+
+    # and a retry from the checkpoint re-runs only the failed call
     saved, runs, final = crash_then_retry("agent")
     assert saved == ["human", "ai", "tool"]
     assert runs == {"lookup_weather": 1, "lookup_traffic": 2}
