@@ -21,7 +21,7 @@ from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.tools import InjectedToolCallId, StructuredTool, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, MessagesState, StateGraph
-from langgraph.prebuilt import ToolNode
+from langgraph.prebuilt import ToolNode, ToolRuntime
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Send, interrupt
 
@@ -146,6 +146,83 @@ def test_human_in_the_loop_middleware_asks_once_for_every_flagged_call_before_an
     assert recorder.calls == [] and deleted == []
     agent.invoke(Command(resume={"decisions": [{"type": "approve"}, {"type": "reject"}]}), thread)
     assert len(recorder.calls) == 1 and deleted == ["/tmp/a"]
+
+
+
+@drill_bank
+@mock_interview
+def test_human_in_the_loop_middleware_per_call_mode_asks_per_call_and_runs_safe_siblings_first():
+    agents = pytest.importorskip("langchain.agents", reason="langchain (create_agent) is not installed")
+    from langchain.agents.middleware import HumanInTheLoopMiddleware
+
+    recorder, deleted = CallRecorder(), []
+    calls = [{"name": "lookup_weather", "args": {"city": "Paris"}},
+             {"name": "delete_file", "args": {"path": "/tmp/a"}},
+             {"name": "delete_file", "args": {"path": "/tmp/b"}}]
+    middleware = HumanInTheLoopMiddleware(interrupt_on={"delete_file": True}, interrupt_mode="per_call")
+    agent = agents.create_agent(ScriptedChatModel(script=[calls, tool_results_summary]),
+                                deleting_tools(recorder, deleted), middleware=[middleware],
+                                checkpointer=InMemorySaver())
+    paused = agent.invoke({"messages": [HumanMessage("go")]}, {"configurable": {"thread_id": "t"}})
+    assert sorted(i.value["args"]["path"] for i in paused["__interrupt__"]) == ["/tmp/a", "/tmp/b"]
+    assert len(recorder.calls) == 1 and deleted == []  # the safe sibling already ran
+
+
+# -- drills 11, 14 and 33: what the answers say, in full ---------------------------------------------
+@drill_bank
+def test_a_config_max_concurrency_of_one_breaks_a_barrier_of_three():
+    barrier = threading.Barrier(3, timeout=1)
+
+    def meet(x: int) -> str:
+        barrier.wait()
+        return "met"
+
+    trio = [StructuredTool.from_function(meet, name=f"meet{i}", description="Meet.") for i in range(3)]
+    builder = StateGraph(MessagesState)
+    builder.add_node("tools", ToolNode(trio))
+    builder.add_edge(START, "tools")
+    with pytest.raises(threading.BrokenBarrierError):
+        builder.compile().invoke({"messages": [tool_calls_message(trio)]}, config={"max_concurrency": 1})
+
+
+@drill_bank
+def test_an_async_only_tool_under_invoke_answers_with_the_full_error_text_under_true():
+    weather = make_city_tools(delay=0.01)[0]
+    question = [tool_calls_message([("lookup_weather", {"city": "Paris"})])]
+    with pytest.raises(NotImplementedError) as raised:
+        ToolNode([weather]).invoke(question, runtime=RT)
+    assert str(raised.value) == "StructuredTool does not support sync invocation."
+    (answer,) = ToolNode([weather], handle_tool_errors=True).invoke(question, runtime=RT)
+    assert answer.content == ("Error: NotImplementedError('StructuredTool does not support sync invocation.')"
+                              "\n Please fix your mistakes.")
+
+
+@drill_bank
+def test_a_bare_tool_runtime_with_a_context_warns_on_every_call():
+    import warnings
+    from dataclasses import dataclass
+
+    @dataclass
+    class UserContext:
+        user: str
+
+    @tool
+    def greet(city: str, runtime: ToolRuntime) -> str:
+        """Greet the user."""
+        return f"hello {runtime.context.user} from {city}"
+
+    builder = StateGraph(MessagesState, context_schema=UserContext)
+    builder.add_node("tools", ToolNode([greet]))
+    builder.add_edge(START, "tools")
+    graph = builder.compile()
+    per_call = []
+    for _ in range(2):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            graph.invoke({"messages": [tool_calls_message([("greet", {"city": "Paris"})])]},
+                         context=UserContext("ann"))
+        per_call.append([w for w in caught if "field_name='context'" in str(w.message)])
+    assert all(per_call) and len(per_call[0]) == len(per_call[1])
 
 
 # -- the sync path's pool ---------------------------------------------------------------------------

@@ -34,6 +34,7 @@ from helpers.tools import make_city_tools, make_failing_tool
 
 lesson = pytest.mark.lesson("14_drill_bank")
 lesson_03 = pytest.mark.lesson("03_builtin_toolnode")
+mock_interview = pytest.mark.lesson("13_mock_interview")
 RT = Runtime()
 
 
@@ -193,6 +194,26 @@ def test_create_agent_runs_one_tools_task_per_call():
     assert len(found) == 3 and all(len(u["tools"]["messages"]) == 1 for u in found)
 
 
+@mock_interview
+def test_create_agent_runs_its_calls_at_the_same_time():
+    """Two plain `def` tools that return only when both are running: each is its own task, run together."""
+    pytest.importorskip("langchain.agents", reason="langchain (create_agent) is not installed")
+    from langchain.agents import create_agent
+
+    barrier = threading.Barrier(2, timeout=5)
+
+    def meet(x: int) -> str:
+        barrier.wait()  # BrokenBarrierError unless both calls run at the same time
+        return "met"
+
+    tools = [StructuredTool.from_function(meet, name=f"meet{i}", description="Meet.") for i in range(2)]
+    calls = [{"name": t.name, "args": {"x": i}} for i, t in enumerate(tools)]
+    agent = create_agent(ScriptedChatModel(script=[calls, tool_results_summary]), tools)
+    final = agent.invoke({"messages": [HumanMessage("Meet.")]})
+    assert [m.content for m in final["messages"] if m.type == "tool"] == ["met", "met"]
+    assert not barrier.broken
+
+
 @lesson
 def test_create_agent_honours_the_graph_max_concurrency():
     recorder = CallRecorder()
@@ -222,12 +243,37 @@ def test_mcp_tools_over_an_in_memory_session_are_async_only_and_answer_server_er
 
 
 @lesson
-def test_get_tools_documents_a_new_session_per_tool_call():
-    from langchain_mcp_adapters.client import MultiServerMCPClient
+def test_get_tools_opens_a_new_session_for_each_tool_call(monkeypatch):
+    """`client.get_tools()` without a session: one session to list the tools, then one per call."""
+    from contextlib import asynccontextmanager
 
-    assert "A new session will be created for each tool call" in " ".join(
-        MultiServerMCPClient.get_tools.__doc__.split()
-    )
+    import langchain_mcp_adapters.tools as adapter_tools
+    from langchain_mcp_adapters.client import MultiServerMCPClient
+    from mcp.shared.memory import create_connected_server_and_client_session
+
+    from helpers.mcp_server import build_server
+
+    opened = []
+
+    @asynccontextmanager
+    async def counting_session(connection, **kwargs):
+        opened.append(connection["transport"])
+        async with create_connected_server_and_client_session(build_server()) as session:
+            yield session
+
+    monkeypatch.setattr(adapter_tools, "create_session", counting_session)
+    client = MultiServerMCPClient({"city-guide": {"transport": "stdio", "command": sys.executable,
+                                                  "args": ["-m", "helpers.mcp_server"]}})
+
+    async def scenario():
+        tools = {t.name: t for t in await client.get_tools()}
+        listed = len(opened)
+        for city in ("Paris", "Rome", "Oslo"):
+            await tools["lookup_weather"].ainvoke({"city": city})
+        return listed
+
+    listed = asyncio.run(scenario())
+    assert listed == 1 and len(opened) == 1 + 3
 
 
 @lesson
