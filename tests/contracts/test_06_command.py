@@ -300,6 +300,16 @@ def test_only_the_first_parent_command_of_a_node_reaches_the_parent():
 
 
 @lesson
+def test_merged_send_handoffs_come_last_so_a_string_handoff_wins_whatever_the_call_order():
+    """The Send hand-off is called first, but ToolNode appends the merged Send Command last: the string
+    hand-off is the first PARENT Command of the output, so only its node runs and the Sends never do."""
+    tools = [parent_tool("foo", [Send("A", None)], counter=1), parent_tool("bar", "C", counter=1)]
+    final = build_parent(FOO_BAR, tools).invoke(START_STATE)
+    assert (final["visited"], final["counter"]) == (["C"], 1)
+    assert unanswered_tool_calls(final["messages"]) == ["call_0_0"]
+
+
+@lesson
 def test_one_command_from_a_plain_node_hands_off_with_its_update():
     @tool
     def route_to(nodes: list[str]) -> str:
@@ -367,6 +377,12 @@ def test_a_list_of_node_names_is_not_merged_and_keeps_its_update():
     """A safe form for a lone hand-off that needs no payload: the update and the answer arrive."""
     final = build_parent(FOO_BAR[:1], [parent_tool("foo", ["A", "B"], counter=1), bar]).invoke(START_STATE)
     assert outcome(final) == (["A", "B"], 1, [])
+
+
+@lesson
+def test_a_node_name_listed_twice_runs_once():
+    final = build_parent(FOO_BAR[:1], [parent_tool("foo", ["A", "A"], counter=1), bar]).invoke(START_STATE)
+    assert outcome(final) == (["A"], 1, [])
 
 
 @lesson

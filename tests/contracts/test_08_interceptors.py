@@ -236,8 +236,11 @@ def test_an_async_wrapper_timeout_cancels_an_async_tool():
 
     async def deadline(request, execute):
         try:
-            return await asyncio.wait_for(execute(request), 2 * DELAY)
+            async with asyncio.timeout(2 * DELAY) as cm:
+                return await execute(request)
         except TimeoutError:
+            if not cm.expired():
+                raise  # the tool's own TimeoutError, not our deadline
             return refusal(request)
 
     node = ToolNode([timed_tool(recorder, "slow", 30 * DELAY)], awrap_tool_call=deadline)
@@ -431,11 +434,28 @@ def test_two_approvals_with_one_send_per_call_pause_once_and_run_each_call_once(
 
 # -- 3.4 interrupts and the error policy: which releases pause ---------------------------------------
 
+def unannotated_handler(error):
+    return f"handled {type(error).__name__}"
+
+
+def annotated_handler(error: Exception) -> str:
+    return f"handled {type(error).__name__}"
+
+
+POLICIES = {"default": None, "true": True, "false": False, "string": "tool failed",
+            "unannotated-callable": unannotated_handler, "annotated-callable": annotated_handler,
+            "exception": Exception, "tuple": (Exception,)}
+
+
 @lesson
+@pytest.mark.parametrize("path", ["invoke", "ainvoke"])
+@pytest.mark.parametrize("policy", POLICIES.values(), ids=POLICIES.keys())
 @pytest.mark.parametrize("asks", ["interceptor", "tool"])
-def test_interrupt_through_an_interceptor_pauses_even_with_handle_tool_errors_true(asks):
-    """Holds on langgraph-prebuilt 1.1.3. On 1.0.8 and 1.0.13 the interceptor path's `except Exception`
-    turned the GraphInterrupt into an error ToolMessage: no pause, the human never asked
+def test_interrupt_through_an_interceptor_pauses_even_with_handle_tool_errors_true(asks, policy, path):
+    """Holds on langgraph-prebuilt 1.1.3 under every form of error policy, both for sync invoke with
+    `wrap_tool_call` and async ainvoke with `awrap_tool_call`. On the 1.0.x releases with interceptors
+    (1.0.8 and 1.0.13 run, 1.0.2 source-read) the interceptor path's `except Exception` turned the
+    GraphInterrupt into an error ToolMessage under a catching policy: no pause, the human never asked
     (langgraph#8217, #8394)."""
     delete_file, deleted = make_delete_file()
     if asks == "tool":
@@ -450,14 +470,26 @@ def test_interrupt_through_an_interceptor_pauses_even_with_handle_tool_errors_tr
         wrapper = lambda request, execute: execute(request)  # noqa: E731
     else:
         wrapper = approval
-    node = ToolNode([delete_file], wrap_tool_call=wrapper, handle_tool_errors=True)
+
+    async def awrapper(request, execute):
+        if asks == "interceptor" and interrupt({"approve?": request.tool_call["args"]}) != "yes":
+            return refusal(request)
+        return await execute(request)
+
+    options = {} if policy is None else {"handle_tool_errors": policy}
+    wrappers = {"wrap_tool_call": wrapper} if path == "invoke" else {"awrap_tool_call": awrapper}
+    node = ToolNode([delete_file], **wrappers, **options)
     graph = one_node_graph(node, checkpointer=InMemorySaver())
     thread = {"configurable": {"thread_id": "t"}}
-    paused = graph.invoke({"messages": [ai(call("delete_file", "d1", path="/x"))]}, thread)
+
+    def run(value):
+        return graph.invoke(value, thread) if path == "invoke" else asyncio.run(graph.ainvoke(value, thread))
+
+    paused = run({"messages": [ai(call("delete_file", "d1", path="/x"))]})
     answers = [m for m in paused["messages"] if isinstance(m, ToolMessage)]
     assert answers == [], f"the pause became an answer: {answers[0].content[:60]!r}"
     assert "__interrupt__" in paused and deleted == []
-    graph.invoke(Command(resume="yes"), thread)
+    run(Command(resume="yes"))
     assert deleted == ["/x"]
 
 
@@ -535,3 +567,27 @@ def test_hitl_middleware_needs_one_decision_per_flagged_call():
     with pytest.raises(ValueError, match=r"Number of human decisions \(1\) does not match"):
         agent.invoke(Command(resume={"decisions": [{"type": "approve"}]}), THREAD)
     assert deleted == []
+
+
+@lesson
+def test_hitl_middleware_per_call_asks_as_each_flagged_call_starts_and_safe_calls_run_once():
+    """`interrupt_mode="per_call"`: one interrupt per flagged call, inside the tool-call chain, so the
+    safe lookup runs before the pause and not again on resume (the default "batched" runs nothing)."""
+    agents = pytest.importorskip("langchain.agents", reason="langchain (create_agent) is not installed")
+    from langchain.agents.middleware import HumanInTheLoopMiddleware
+
+    recorder = CallRecorder()
+    delete_file, deleted = make_delete_file()
+    calls = [{"name": "lookup_weather", "args": {"city": "Paris"}},
+             {"name": "delete_file", "args": {"path": "/a"}}]
+    agent = agents.create_agent(
+        ScriptedChatModel(script=[calls, tool_results_summary]),
+        [make_city_tools(delay=0, recorder=recorder, sync=True)[0], delete_file],
+        middleware=[HumanInTheLoopMiddleware(interrupt_on={"delete_file": True}, interrupt_mode="per_call")],
+        checkpointer=InMemorySaver(),
+    )
+    [pause] = agent.invoke(HITL_QUESTION, THREAD)["__interrupt__"]
+    assert (pause.value["name"], pause.value["args"]) == ("delete_file", {"path": "/a"})
+    assert len(recorder.calls) == 1 and deleted == []  # the safe call already ran
+    agent.invoke(Command(resume={pause.id: {"type": "approve"}}), THREAD)
+    assert len(recorder.calls) == 1 and deleted == ["/a"]  # and did not run again
