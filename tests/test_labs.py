@@ -667,10 +667,13 @@ class Base:
                 )
         except TimeoutError as exc:
             if scope.expired():
-                return self.error(call, f"Error: {call['name']} took longer than {self.timeout} s.")
+                return self.error(call, self.deadline(call))
             return self.error(call, f"Error: {exc!r}")
         except Exception as exc:
             return self.error(call, f"Error: {exc!r}")
+
+    def deadline(self, call):
+        return f"Error: {call['name']} took longer than {self.timeout} s."
 
     async def one(self, call, shared):
         tool = self.find(call["name"])
@@ -745,6 +748,44 @@ def closure_node(tools, *, timeout=None, max_concurrency=None):
         return {"messages": await asyncio.gather(*(answer(c) for c in calls))}
 
     return node
+
+
+class TimedOutWording(Base):  # the attacker's wordings: no number, other words
+    def deadline(self, call):
+        return f"Error: {call['name']} timed out."
+
+
+class TimeLimitWording(Base):
+    def deadline(self, call):
+        return f"Error: {call['name']} exceeded the time limit and was cancelled."
+
+
+class CancelWithoutAwait(Base):
+    """asyncio.wait on every call, then `t.cancel()` on the pending ones without awaiting them."""
+
+    async def __call__(self, state):
+        calls, shared = self.calls(state), self.limit()
+
+        async def untimed(call):
+            tool = self.find(call["name"])
+            if tool is None:
+                return self.error(call, f"Unknown tool; allowed: {', '.join(self.tools)}")
+            async with self.per_call(shared):
+                try:
+                    return ToolMessage(str(await tool.ainvoke(call["args"])), tool_call_id=call["id"])
+                except Exception as exc:
+                    return self.error(call, f"Error: {exc!r}")
+
+        tasks = [asyncio.ensure_future(untimed(c)) for c in calls]
+        done, pending = await asyncio.wait(tasks, timeout=self.timeout)
+        for t in pending:
+            t.cancel()
+        return {
+            "messages": [
+                t.result() if t in done else self.error(c, f"Error: took longer than {self.timeout} s")
+                for c, t in zip(calls, tasks, strict=True)
+            ]
+        }
 
 
 # -- wrong answers ---------------------------------------------------------------------------------------
@@ -864,6 +905,32 @@ class SyncCall(Base):
         return {"messages": []}
 
 
+class NamesTheHangingTool(Base):
+    """The attacker's fake: no deadline at all, the hanging tool answered by its name."""
+
+    async def one(self, call, shared):
+        if call["name"] == "slow_search":
+            return self.error(call, self.deadline(call))
+        return await super().one(call, shared)
+
+    async def run(self, tool, call):
+        return await IgnoresTimeout.run(self, tool, call)
+
+
+class HangingByArguments(NamesTheHangingTool):
+    """The same fake, singling the hanging tool out by its `query` argument (the name is drawn)."""
+
+    async def one(self, call, shared):
+        if "query" in call["args"]:
+            return self.error(call, self.deadline(call))
+        return await Base.one(self, call, shared)
+
+
+class StateAndConfig(Base):
+    async def __call__(self, state, config):
+        return await super().__call__(state)
+
+
 class WrongSignature:
     def __init__(self, tools):
         self.tools = tools
@@ -904,6 +971,11 @@ def test_lab02_accepts_correct_alternatives_and_names_each_wrong_answer(quick_la
         "no return": NoReturn,
         "wrong signature": WrongSignature,
         "sync __call__": SyncCall,
+        "deadline says 'timed out'": TimedOutWording,
+        "deadline says 'exceeded the time limit'": TimeLimitWording,
+        "asyncio.wait, cancelled without awaiting": CancelWithoutAwait,
+        "hanging tool singled out by its argument": HangingByArguments,
+        "__call__(self, state, config)": StateAndConfig,
     }
     assert_verdicts(
         verdicts(lab02.check_node, answers),
@@ -930,8 +1002,42 @@ def test_lab02_accepts_correct_alternatives_and_names_each_wrong_answer(quick_la
             "hangs": ("did not return within 3 s", "not tried"),
             "wrong signature": ("cannot be called the way the exercise calls it", "timeout"),
             "sync __call__": ("`async def __call__(self, state)`",),
+            "deadline says 'timed out'": (),
+            "deadline says 'exceeded the time limit'": (),
+            "asyncio.wait, cancelled without awaiting": (),
+            "hanging tool singled out by its argument": ("never ran", "not the tool's name"),
+            "__call__(self, state, config)": ("cannot be called as `node(state)`", "(state, config)"),
         },
     )
+
+
+def test_lab02_a_node_without_a_deadline_cannot_answer_the_hanging_tool_by_name(quick_lab02, monkeypatch):
+    monkeypatch.setattr(lab02, "SEARCH_NAMES", ("slow_search",))
+    assert_verdicts(verdicts(lab02.check_node, {"by name": NamesTheHangingTool}), {"by name": ("never ran",)})
+    monkeypatch.setattr(lab02, "SEARCH_NAMES", ("web_search",))  # another name: it hangs, unbounded
+    assert_verdicts(
+        verdicts(lab02.check_node, {"by name": NamesTheHangingTool}),
+        {"by name": ("the node ignored `timeout`",)},
+    )
+
+
+def test_lab02_a_digit_of_the_nonce_is_not_the_timeout(quick_lab02, monkeypatch):
+    """The reference solution failed ~1.6 % of runs: timeout 1.0 → "1", found in the hex nonce."""
+    own = 'Error: TimeoutError("upstream gateway timed out (the tool\'s own error) [a1b2c3]")'
+    assert not lab02._mentions_deadline(own.replace(f"{lab02.GATEWAY_MESSAGE} [a1b2c3]", ""), 1.0)
+    assert not lab02._mentions_deadline("[111111] [1a2b3c] call_1f", 1.0)
+    assert lab02._mentions_deadline("Error: 'web_search' took longer than 1.0 s.", 1.0)
+    assert lab02._mentions_deadline("gave up after 1 s", 1.0)
+
+    class Ones(lab02.random.Random):  # the attacker's draw: timeout 1.0, a nonce of ones
+        def uniform(self, a, b):
+            return 1.0 / lab02.TIMEOUT
+
+        def getrandbits(self, k):
+            return int("1" * 32, 16) if k == 128 else super().getrandbits(k)
+
+    monkeypatch.setattr(lab02, "random", type("random", (), {"Random": Ones}))
+    assert lab02.check_node(solution_namespace("02")["MyToolNode"])
 
 
 @pytest.mark.timing
@@ -1144,6 +1250,118 @@ def handler_for_everything(tools):
     return ToolNode(tools, handle_tool_errors=lambda e: f"failed: {e}", wrap_tool_call=retry)
 
 
+def _retry_once_with(give_up):
+    """Both wrappers retrying once; `give_up(request)` answers the second ConnectionError."""
+
+    def wrap(request, execute):
+        try:
+            return execute(request)
+        except ConnectionError:
+            try:
+                return execute(request)
+            except ConnectionError:
+                return give_up(request)
+
+    async def awrap(request, execute):
+        try:
+            return await execute(request)
+        except ConnectionError:
+            try:
+                return await execute(request)
+            except ConnectionError:
+                return give_up(request)
+
+    return wrap, awrap
+
+
+def other_wordings(tools):  # the attacker's correct wordings, one per tool
+    def give_up(request):
+        name = request.tool_call["name"]
+        text = f"Service {name} unavailable (connection failed twice)."
+        if name == "lookup_ferries":
+            text = f"{name} is currently unavailable, try again later."
+        return _unavailable(request, text)
+
+    wrap, awrap = _retry_once_with(give_up)
+    return ToolNode(tools, wrap_tool_call=wrap, awrap_tool_call=awrap)
+
+
+def every_service_named(tools):  # the attacker's substring trick
+    wrap, awrap = _retry_once_with(
+        lambda request: _unavailable(
+            request,
+            "lookup_traffic is unavailable / lookup_ferries is unavailable / lookup_museums is unavailable",
+        )
+    )
+    return ToolNode(tools, wrap_tool_call=wrap, awrap_tool_call=awrap)
+
+
+def wrong_tool_call_id(tools):
+    wrap, awrap = _retry_once_with(
+        lambda request: ToolMessage(
+            f"{request.tool_call['name']} is unavailable", tool_call_id="unavailable", status="error"
+        )
+    )
+    return ToolNode(tools, wrap_tool_call=wrap, awrap_tool_call=awrap)
+
+
+def retry_then_reraise(tools):
+    def wrap(request, execute):
+        try:
+            return execute(request)
+        except ConnectionError:
+            return execute(request)
+
+    async def awrap(request, execute):
+        try:
+            return await execute(request)
+        except ConnectionError:
+            return await execute(request)
+
+    return ToolNode(tools, wrap_tool_call=wrap, awrap_tool_call=awrap)
+
+
+def never_executes_services(tools):
+    def wrap(request, execute):
+        name = request.tool_call["name"]
+        if name in ("lookup_traffic", "lookup_ferries", "lookup_museums"):
+            return ToolMessage(f"{name} is unavailable", tool_call_id=request.tool_call["id"], status="error")
+        try:
+            return execute(request)
+        except ConnectionError:
+            return execute(request)
+
+    return ToolNode(tools, wrap_tool_call=wrap, awrap_tool_call=wrap)
+
+
+def async_as_wrap_tool_call(tools):
+    awrap = retry_once_policy(tools)._awrap_tool_call
+    return ToolNode(tools, wrap_tool_call=awrap, awrap_tool_call=awrap)
+
+
+def narrow_tuple_with_interceptor(tools):
+    from langgraph.prebuilt.tool_node import ToolInvocationError
+
+    node = retry_once_policy(tools)
+    return ToolNode(
+        tools,
+        handle_tool_errors=(ToolInvocationError,),
+        wrap_tool_call=node._wrap_tool_call,
+        awrap_tool_call=node._awrap_tool_call,
+    )
+
+
+def bare_except_forever(tools):
+    def wrap(request, execute):
+        while True:
+            try:
+                return execute(request)
+            except:  # noqa: E722 - the beginner's loop under test
+                pass
+
+    return ToolNode(tools, wrap_tool_call=wrap, awrap_tool_call=retry_once_policy(tools)._awrap_tool_call)
+
+
 def no_return(tools):
     ToolNode(tools)
 
@@ -1182,6 +1400,13 @@ def test_lab03_accepts_correct_alternatives_and_names_each_wrong_answer(monkeypa
         "build_node raises": build_node_raises,
         "build_node hangs": build_node_hangs,
         "wrong signature": lambda: ToolNode([]),
+        "other wordings of unavailable": other_wordings,
+        "every service named": every_service_named,
+        "a wrong tool_call_id": wrong_tool_call_id,
+        "retry once, then re-raise": retry_then_reraise,
+        "never calls execute for the services": never_executes_services,
+        "an async def as wrap_tool_call": async_as_wrap_tool_call,
+        "(ToolInvocationError,) and an interceptor": narrow_tuple_with_interceptor,
     }
     assert_verdicts(
         verdicts(lab03.check_policy, answers),
@@ -1195,8 +1420,16 @@ def test_lab03_accepts_correct_alternatives_and_names_each_wrong_answer(monkeypa
             "retry until it works": (
                 "a hang: no answer within 1 s",
                 "a retry loop with no limit",
+                "the course's tool then ended the loop",
                 "not tried",
             ),
+            "other wordings of unavailable": (),
+            "every service named": ("which did not fail here", "not the tool that failed"),
+            "a wrong tool_call_id": ("tool_call_id='unavailable'", "request.tool_call['id']"),
+            "retry once, then re-raise": ("re-raised the second ConnectionError",),
+            "never calls execute for the services": ("never ran: call `execute(request)`",),
+            "an async def as wrap_tool_call": ("must be a plain `def`",),
+            "(ToolInvocationError,) and an interceptor": ("answers EVERY exception that escapes it",),
             "handle_tool_errors=True": (
                 "the retry never saw an exception",
                 "turns every exception into a message",
@@ -1215,6 +1448,15 @@ def test_lab03_accepts_correct_alternatives_and_names_each_wrong_answer(monkeypa
         },
     )
     RELEASE.set()  # free the thread the hanging build_node left behind
+
+
+def test_lab03_a_bare_except_retry_loop_is_really_stopped(monkeypatch):
+    """It caught even `CheckGaveUp` and went on burning a core while the message said it had ended."""
+    monkeypatch.setattr(core, "LIMIT", 1.0)
+    rejected(lab03.q1, {"build_node": bare_except_forever}, "a hang", "bare `except:`", "then ended the loop")
+    start = time.process_time()
+    time.sleep(0.5)
+    assert time.process_time() - start < 0.2  # the loop is held still, not spinning
 
 
 # -- starters run: they fail only in exercise and check cells; the course's checks grade them ------------

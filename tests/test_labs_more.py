@@ -832,3 +832,185 @@ def test_lab08_faults_become_feedback_and_the_kernel_stays_usable(monkeypatch, c
     assert "more line(s) not shown" in out
     accepted(lab08.q1, SOL08, capsys)  # usable after a hang, and twice the same verdict
     accepted(lab08.q1, SOL08, capsys)
+
+
+# == findings of the second attack (answers from /tmp/attack-b) ===========================================
+def test_cases_text_says_as_above_only_when_something_is_above():
+    from helpers.labs import Cases
+
+    cases = Cases("q1")
+    cases.bad("first — the same mistake as above", expected="", observed="")
+    cases.bad("second — the same mistake as above", expected="", observed="")
+    cases.bad("third", expected="x", observed="y")
+    cases.bad("fourth", expected="x", observed="y")
+    text = cases.text()
+    assert "  ✘ second — the same mistake as above\n" in text and "above (as above)" not in text
+    assert "  ✘ fourth (as above)" in text
+
+
+def test_a_langgraph_exception_is_named_as_langgraphs():
+    from helpers.labs import describe_exception
+
+    with pytest.raises(TypeError) as info:
+        StateGraph(MessagesState).add_node("team", StateGraph(MessagesState))
+    assert describe_exception(info.value).startswith("langgraph raised TypeError"), describe_exception(
+        info.value
+    )
+
+
+def test_lab05_q1_accepts_python_objects_with_a_command_holding_classes(capsys):
+    shapes = {  # the attacker's answer: a Command whose update holds the class itself
+        "A": [ToolMessage, ToolMessage],
+        "B": {"messages": [ToolMessage, ToolMessage]},
+        "C": {"messages": [ToolMessage, ToolMessage]},
+        "D": [Command(goto="next"), {"messages": [ToolMessage]}],
+        "E": [Command(update=[ToolMessage]), [ToolMessage]],
+        "F": [
+            Command(
+                graph=Command.PARENT,
+                goto=[Send("A", None), Send("B", None), Send("B", None), Send("C", None)],
+            )
+        ],
+    }
+    accepted(lab05.q1, {"SHAPES": shapes}, capsys)
+
+
+def test_lab05_q1_says_a_prediction_does_not_parse():
+    message = rejected(
+        lab05.q1, {"SHAPES": {**SHAPES, "A": "[ToolMessage x2]"}}, "does not parse as the notation"
+    )
+    assert "rule one" not in message
+
+
+def test_lab05_q2_refuses_a_str_subclass_that_equals_everything():
+    class Any_(str):  # noqa: N801 - the attacker's name
+        def __eq__(self, other):
+            return True
+
+        __hash__ = str.__hash__
+
+    message = rejected(
+        lab05.q2, {"CONTENTS": {k: Any_("x") for k in CONTENTS}}, "4 of 4 cases failed", "a subclass of str"
+    )
+    assert "✔" not in message
+
+
+def lowercase_sends(state):  # the attacker's Send(node.lower(), None)
+    answers, nodes = answers_and_nodes(state)
+    goto = [Send(n.lower(), None) for n in nodes]
+    return Command(graph=Command.PARENT, goto=goto, update={"messages": answers}) if nodes else {}
+
+
+def test_lab06_names_the_parents_nodes_when_sends_go_to_unknown_ones():
+    message = rejected(
+        lab06.q1,
+        {"route_to": ROUTE_TO, "build_team": team(lowercase_sends)},
+        "its nodes are named A, B, C, D",
+        "unknown nodes",
+    )
+    assert "your code printed" not in message and "Ignoring unknown node name" not in message
+    assert "without `goto`" not in message
+
+
+def test_lab06_an_uncompiled_team_is_told_to_compile():
+    def uncompiled(tools):  # the attacker's `return team`
+        graph = StateGraph(lab06.ParentState)
+        graph.add_node("tools", ToolNode(tools))
+        graph.add_edge(START, "tools")
+        return graph
+
+    message = rejected(lab06.q1, {"route_to": ROUTE_TO, "build_team": uncompiled}, "return team.compile()")
+    assert "langgraph-prebuilt" not in message and "Expected a Runnable" not in message
+
+
+def test_lab06_first_route_to_call_only_is_named_so_also_with_one_node():
+    calls = [
+        {"name": "route_to", "args": {"nodes": ["D"]}},
+        {"name": "route_to", "args": {"nodes": ["A", "C"]}},
+    ]
+    observed, why = lab06._nodes_problem(["D"], calls, [], [])
+    assert "only the first route_to call's nodes ran" in why and "string `goto`" not in why
+    for seed in range(4):  # the attacker's answer, whatever the random draw
+        with pytest.raises(CheckFailed) as info:
+            lab06.check_hand_off(ROUTE_TO, team(first_call_only), seed=seed)
+        assert "a string `goto` reaches one node" not in str(info.value)
+
+
+def test_a_sync_hang_under_ainvoke_is_not_said_to_be_cancelled(monkeypatch):
+    monkeypatch.setattr(lab06, "LIMIT", 0.4)
+    never = threading.Event()
+
+    def waits(state):  # a sync node: ainvoke runs it in a worker thread (asyncio_1) no cancel stops
+        never.wait()
+
+    try:
+        message = rejected(
+            lab06.q1,
+            {"route_to": ROUTE_TO, "build_team": team(waits)},
+            "cannot be stopped",
+            "Kernel → Restart",
+        )
+    finally:
+        never.set()
+    assert "cancelled" not in message
+
+
+def solution08_edited(*pairs: tuple[str, str]) -> dict:
+    source = solution_text("08", "q1")
+    for old, new in pairs:
+        assert old in source, old
+        source = source.replace(old, new)
+    namespace = {**SOL08, "Command": Command}
+    exec(compile(source, "<edited solution>", "exec"), namespace)  # noqa: S102
+    return namespace
+
+
+REFUSAL = (
+    '            return ToolMessage("Refused: a human did not approve this call.", '
+    'name=request.tool_call["name"],\n'
+    '                               tool_call_id=request.tool_call["id"], status="error")'
+)
+
+
+@pytest.mark.parametrize(
+    "namespace",
+    [
+        solution08_edited(
+            (
+                REFUSAL,
+                '            return Command(update={"messages": [ToolMessage("Refused.", '
+                'name=request.tool_call["name"],\n'
+                '                               tool_call_id=request.tool_call["id"], status="error")]})',
+            )
+        ),
+        solution08_edited(("awrap_tool_call=aguard", "")),
+    ],
+    ids=["refusal-as-a-command", "wrap-tool-call-only"],
+)
+def test_lab08_accepts_a_command_refusal_and_a_sync_guard_alone(namespace, capsys):
+    accepted(lab08.q1, namespace, capsys)
+
+
+def test_lab08_approval_by_position_always_fails():
+    namespace = solution08_edited(  # the attacker's answer: approve the batch positions of the risky calls
+        ("approved: list[str]", "approved: list[int]"),
+        (
+            'return {"approved": [c["id"] for c in risky] if answer == "yes" else []}',
+            'return {"approved": [i for i, c in enumerate(calls) if c in risky] if answer == "yes" else []}',
+        ),
+        (
+            'request.tool_call["id"] not in request.state.get("approved", [])',
+            '[c["id"] for c in request.state["messages"][-1].tool_calls].index(request.tool_call["id"]) '
+            'not in request.state.get("approved", [])',
+        ),
+    )
+    for seed in range(6):
+        with pytest.raises(CheckFailed, match="holds positions in the batch"):
+            lab08.check_guard(namespace["build_graph"], seed=seed)
+
+
+def test_lab08_text_does_not_ask_for_both_wrappers():
+    lab = nbformat.read(SOLUTIONS / f"{NAMES['08']}.ipynb", as_version=4)
+    text = "\n".join(c.source for c in lab.cells if c.cell_type == "markdown") + " ".join(lab08.q1.hints)
+    assert "with **both**" not in text and "BOTH" not in text
+    assert "never `awrap_tool_call` alone" in text

@@ -124,9 +124,16 @@ def _schema(name: str, body: Any) -> Any:
     return _SCHEMAS[key]
 
 
-def make_tools(probe: Probe | None = None, *, nonce: str = "", hang: float | None = None) -> list[BaseTool]:
+SEARCH_NAMES = ("slow_search", "web_search", "search_archive", "deep_search", "crawl_pages")
+"""Names the hanging tool is given (drawn per check, so no answer can single it out by name)."""
+
+
+def make_tools(
+    probe: Probe | None = None, *, nonce: str = "", hang: float | None = None, search: str = "slow_search"
+) -> list[BaseTool]:
     """The five tools the lab's node is tried with: weather, attraction, a failing traffic tool,
-    a hanging search and a gateway that raises its own TimeoutError (recorded by `probe`)."""
+    a hanging search named `search` and a gateway that raises its own TimeoutError (recorded by
+    `probe`)."""
     probe = probe or Probe()
     hang = HANG if hang is None else hang
     tag = f" [{nonce}]" if nonce else ""
@@ -155,7 +162,7 @@ def make_tools(probe: Probe | None = None, *, nonce: str = "", hang: float | Non
         probe.tool(
             "lookup_traffic", "Look up live traffic for a city (its service is down).", lookup_traffic
         ),
-        probe.tool("slow_search", f"Search the web (takes {hang:g} s).", slow_search),
+        probe.tool(search, "Search the web.", slow_search),
         probe.tool(
             "call_gateway", "Call an upstream gateway (it raises its own TimeoutError).", call_gateway
         ),
@@ -194,9 +201,24 @@ class Outcome:
 def _drive(node: Any, probe: Probe, history: list, *, limit: float | None = None) -> Any:
     """Run `await node({"messages": history})` on a fresh loop; note what was still running."""
 
+    state = {"messages": list(history)}
+    try:
+        inspect.signature(node).bind(state)
+    except TypeError as exc:
+        raise fail(
+            "your node cannot be called as `node(state)`",
+            expected="`async def __call__(self, state)`: one argument, the graph's state",
+            observed=f"your node's signature is {core._signature(node) or '?'}: {exc}",
+            where=NODE,
+            why="LangGraph and the check call the node with the state alone: keep the signature the "
+            "exercise gives",
+        ) from None
+    except ValueError:
+        pass
+
     async def your_node() -> tuple[Any, float, list[str]]:
         start = time.perf_counter()
-        out = node({"messages": list(history)})
+        out = node(state)
         if not inspect.isawaitable(out):
             raise fail(
                 "the node must be awaitable: `async def __call__(self, state)`",
@@ -207,6 +229,8 @@ def _drive(node: Any, probe: Probe, history: list, *, limit: float | None = None
             )
         out = await out
         took = time.perf_counter() - start
+        for _ in range(3):  # a `task.cancel()` without awaiting the task is delivered on the next turns
+            await asyncio.sleep(0)
         return out, took, [r.tool for r in probe.runs if r.outcome == "running"]
 
     return run_learner(your_node, limit=limit, name="your node")
@@ -259,11 +283,19 @@ def _build(cases: Cases, node_class: Any, *args: Any, **kwargs: Any) -> Any:
         return None
 
 
+DEADLINE_WORDS = re.compile(
+    r"longer than|too long|more than|deadline|timed out|time ?limit|\btime-?out\b|exceeded|"
+    r"did not finish|didn't finish|ran out of time",
+    re.IGNORECASE,
+)
+NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?!\w|\.\d)")
+"""A number standing alone (not a digit inside a hex id such as the nonce)."""
+
+
 def _mentions_deadline(text: str, timeout: float) -> bool:
-    low = text.lower()
-    return f"{timeout:g}" in text or any(
-        w in low for w in ("longer than", "too long", "deadline", "timed out after", "timeout of")
-    )
+    """Does `text` speak of the node's deadline: the timeout as a number, or words of a time limit?"""
+    numbers = [float(n) for n in NUMBER.findall(text)]
+    return any(abs(n - timeout) < 0.005 for n in numbers) or bool(DEADLINE_WORDS.search(text))
 
 
 def _template(text: str, *remove: str) -> str:
@@ -281,7 +313,8 @@ def check_node(MyToolNode: Any) -> str:  # noqa: N803 - the learner's class name
     nonce = uuid.UUID(int=rng.getrandbits(128)).hex[:6]
     timeout = round(TIMEOUT * rng.uniform(0.9, 1.1), 2)
     probe = Probe()
-    tools = make_tools(probe, nonce=nonce)
+    search_name = rng.choice(SEARCH_NAMES)
+    tools = make_tools(probe, nonce=nonce, search=search_name)
     allowed = [t.name for t in tools]
     node = _build(cases, MyToolNode, tools, timeout=timeout)
     if node is None:
@@ -378,32 +411,50 @@ def check_node(MyToolNode: Any) -> str:  # noqa: N803 - the learner's class name
     deadline_text: dict[str, str] = {}
 
     def hanging() -> None:
-        batch = Batch(rng, [("slow_search", {"query": "tea"}), ("lookup_attraction", {"city": city})])
+        name = search_name
+        batch = Batch(rng, [(name, {"query": "tea"}), ("lookup_attraction", {"city": city})])
         before = len(probe.runs)
         got = _outcome(node, probe, [HumanMessage("go"), batch.ai], batch.ids, limit=HANG + core.LIMIT)
-        search = next((r for r in probe.runs[before:] if r.tool == "slow_search"), None)
+        search = next((r for r in probe.runs[before:] if r.tool == name), None)
         slow, good = got.messages
-        if search is not None and search.outcome == "returned":
+        if search is None:
+            raise fail(
+                f"the hanging tool {name} never ran",
+                expected=f"{name} run, then cut off (cancelled) after about {timeout:g} s",
+                observed=f"{name} was answered without being run: {_state(slow)}",
+                where=DEADLINE,
+                why="the check draws the hanging tool's name: run every allowed call and let the deadline "
+                "(`async with asyncio.timeout(timeout)`) decide, not the tool's name",
+            )
+        if search.outcome == "returned":
             raise fail(
                 "the node waited for the hanging tool to finish",
-                expected=f"slow_search cut off after about {timeout:g} s (the node's timeout)",
-                observed=f"the batch took {got.seconds:.1f} s; slow_search answered {_state(slow)}",
+                expected=f"{name} cut off after about {timeout:g} s (the node's timeout)",
+                observed=f"the batch took {got.seconds:.1f} s; {name} answered {_state(slow)}",
                 where=DEADLINE,
                 why="the node ignored `timeout`: wrap each call in `async with asyncio.timeout(timeout)`",
             )
-        if "slow_search" in got.running_at_return:
+        if name in got.running_at_return:
             raise fail(
                 "the hanging call was answered but never cancelled",
-                expected="slow_search cancelled at the deadline (the tool sees CancelledError)",
-                observed=f"slow_search was still running when the node returned ({_state(slow)})",
+                expected=f"{name} cancelled at the deadline (the tool sees CancelledError)",
+                observed=f"{name} was still running when the node returned ({_state(slow)})",
                 where=DEADLINE,
                 why="`asyncio.wait(..., timeout=...)` only stops WAITING: cancel the pending task "
                 "(`task.cancel()`), or use `asyncio.timeout`, which cancels for you",
             )
+        if search.outcome != "cancelled":
+            raise fail(
+                "the hanging call must be cancelled at the deadline",
+                expected=f"{name} cancelled (the tool sees CancelledError)",
+                observed=f"{name} ended as {search.outcome!r}; answered {_state(slow)}",
+                where=DEADLINE,
+            )
         if slow.status != "error" or not _mentions_deadline(str(slow.content), timeout):
             raise fail(
                 "the deadline's answer must be an error that says the call took too long",
-                expected=f"status='error', content saying it took longer than {timeout:g} s",
+                expected=f"status='error', content saying it took longer than {timeout:g} s (the timeout, "
+                "or words such as 'took longer than', 'timed out', 'deadline', 'time limit')",
                 observed=_state(slow),
                 where=DEADLINE,
             )
@@ -422,16 +473,18 @@ def check_node(MyToolNode: Any) -> str:  # noqa: N803 - the learner's class name
     def own_timeout() -> None:
         for label, subject in (("with a timeout", node), ("with timeout=None", None)):
             if subject is None:
-                subject = run_learner(MyToolNode, make_tools(probe, nonce=nonce), name="MyToolNode")
+                fresh = make_tools(probe, nonce=nonce, search=search_name)
+                subject = run_learner(MyToolNode, fresh, name="MyToolNode")
             batch = Batch(rng, [("call_gateway", {"path": "/v1"}), ("lookup_weather", {"city": city})])
             got = _outcome(subject, probe, [HumanMessage("go"), batch.ai], batch.ids)
             gate = got.messages[0]
             text = f"{GATEWAY_MESSAGE} [{nonce}]"
             said = str(gate.content)
             same = "text" in deadline_text and _template(said, text, "call_gateway", "/v1") == _template(
-                deadline_text["text"], "slow_search", "tea"
+                deadline_text["text"], search_name, "tea"
             )
-            claims = _mentions_deadline(said, timeout) or (subject is not node and "none" in said.lower())
+            own = said.replace(text, "").replace(repr(text)[1:-1], "")  # the tool's words are not the node's
+            claims = _mentions_deadline(own, timeout) or (subject is not node and "none" in said.lower())
             if gate.status != "error" or text not in said or same or claims:
                 raise fail(
                     f"the tool's own TimeoutError ({label}) must be reported as the tool's error",

@@ -21,18 +21,20 @@ re-runs the bug).
 
 from __future__ import annotations
 
+import inspect
 import random
+import re
 import threading
 import time
+import uuid
 from typing import Any
 
-from langchain_core.messages import ToolMessage
+from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.prebuilt import ToolNode
 from langgraph.runtime import Runtime
 
 import helpers.labs as core
-from helpers.batch import tool_calls_message
 from helpers.labs import (
     Case,
     Cases,
@@ -64,6 +66,10 @@ GIVE_UP_AFTER = 50
 _WEATHER = make_city_tools(delay=0, sync=True)[0]
 
 
+STOPPED = "(the check stopped this run)"
+"""What a course tool answers, once stopped, to a loop that caught even `CheckGaveUp`."""
+
+
 class CheckGaveUp(BaseException):
     """Raised by a course tool once the check has given up on a run (not an `Exception`, so a
     learner's `except Exception` retry loop ends)."""
@@ -75,11 +81,25 @@ class Attempts:
     def __init__(self) -> None:
         self.counts: dict[str, int] = {}
         self.stopped = False
+        self.caught_stop = False
+        """A loop caught even `CheckGaveUp` (a bare `except:`) and tried again."""
+        self._signalled: dict[int, int] = {}
         self._lock = threading.Lock()
 
     def add(self, name: str) -> int:
+        """Count one attempt; once stopped: raise `CheckGaveUp`, and to a loop that caught it, answer
+        (0: the tool then returns `STOPPED` normally, which ends `return execute(request)` loops)."""
         if self.stopped:
-            raise CheckGaveUp("the check gave up on this run")
+            me = threading.get_ident()
+            with self._lock:
+                seen = self._signalled.get(me, 0)
+                self._signalled[me] = seen + 1
+            if not seen:
+                raise CheckGaveUp("the check gave up on this run")
+            self.caught_stop = True
+            if seen > 1:
+                time.sleep(1.0)  # a loop that goes on even after an answer: keep it (nearly) still
+            return 0
         with self._lock:
             self.counts[name] = self.counts.get(name, 0) + 1
             count = self.counts[name]
@@ -103,27 +123,33 @@ def make_tools(
     weather = _WEATHER
 
     def counted_weather(city: str) -> str:
-        attempts.add("lookup_weather")
+        if not attempts.add("lookup_weather"):
+            return STOPPED
         return weather.func(city)
 
     def outage(name: str) -> BaseTool:
         service = name.removeprefix("lookup_")
 
         def run(city: str) -> str:
-            attempts.add(name)
+            if not attempts.add(name):
+                return STOPPED
             raise ConnectionError(f"{service} service unreachable for {city}")
 
         return _tool(run, name, f"Look up live {service} for a city (its service is down).")
 
     def lookup_trains(city: str) -> str:
         """Look up train departures for a city (its service drops the first request)."""
-        if attempts.add("lookup_trains") == 1:
+        count = attempts.add("lookup_trains")
+        if not count:
+            return STOPPED
+        if count == 1:
             raise ConnectionError("train service reset the connection")
         return f"{city}: trains every 10 minutes"
 
     def lookup_hotel(city: str) -> str:
         """Look up a hotel in a city (this tool has a bug)."""
-        attempts.add("lookup_hotel")
+        if not attempts.add("lookup_hotel"):
+            return STOPPED
         rooms: dict[str, int] = {}
         return f"{city}: {rooms['free']} rooms free"  # KeyError: a bug, not an outage
 
@@ -174,18 +200,39 @@ def _caused_by(exc: BaseException | None, kind: type[BaseException]) -> bool:
     return False
 
 
+def _ended(attempts: Attempts, worker: threading.Thread | None) -> bool:
+    """After `stop()`: did the run really end (worker thread gone, no attempt any more)?"""
+    before = sum(attempts.counts.values())
+    if worker is not None:
+        worker.join(1.0)
+    time.sleep(0.1)
+    return worker is not None and not worker.is_alive() and sum(attempts.counts.values()) == before
+
+
 def _run(
-    node: ToolNode, call: tuple[str, dict], way: str, attempts: Attempts
+    node: ToolNode, call: tuple[str, dict], call_id: str, way: str, attempts: Attempts
 ) -> tuple[Any, BaseException | None]:
-    """Run one call through the node under `way`; return `(output, exception)`; a hang is `LearnerHung`."""
-    batch = [tool_calls_message([call])]
+    """Run one call through the node under `way`; return `(output, exception)`; a hang is `LearnerHung`
+    (its `.ended` says whether the run then really stopped)."""
+    name, args = call
+    batch = [
+        AIMessage("", tool_calls=[{"name": name, "args": dict(args), "id": call_id, "type": "tool_call"}])
+    ]
+    seen: dict[str, threading.Thread] = {}
+
+    def go() -> Any:
+        seen["worker"] = threading.current_thread()  # run_limited's worker thread
+        return (
+            node.invoke(batch, runtime=Runtime())
+            if way == "invoke"
+            else node.ainvoke(batch, runtime=Runtime())
+        )
+
     try:
-        if way == "invoke":
-            out = run_limited(lambda: node.invoke(batch, runtime=Runtime()), name="your node under invoke")
-        else:
-            out = run_limited(lambda: node.ainvoke(batch, runtime=Runtime()), name="your node under ainvoke")
-    except LearnerHung:
+        out = run_limited(go, name=f"your node under {way}")
+    except LearnerHung as hung:
         attempts.stop()  # the course's tools end the loop at its next attempt
+        hung.ended = _ended(attempts, seen.get("worker"))
         raise
     except CheckFailed:
         raise
@@ -195,10 +242,17 @@ def _run(
 
 
 def _one_case(
-    cases: Cases, build_node: Any, way: str, case: str, call: tuple[str, dict], down: tuple[str, ...]
+    cases: Cases,
+    build_node: Any,
+    way: str,
+    case: str,
+    call: tuple[str, dict],
+    down: tuple[str, ...],
+    rng: random.Random | None = None,
 ) -> bool | None:
     """Try one case; False when `build_node` itself gave no ToolNode (then no case can run)."""
     name = f"{case} ({call[0]}) under {way}"
+    rng = rng or random.Random()
     wanted_policy = POLICY[case].replace(
         "'<tool> is unavailable' (the tool's name, e.g. 'lookup_traffic is unavailable')",
         f"'{call[0]} is unavailable'",
@@ -218,25 +272,58 @@ def _one_case(
             why="None means `build_node` has no `return`" if node is None else "",
         )
         return False
+    call_id = f"call_{uuid.UUID(int=rng.getrandbits(128)).hex[:10]}"
     try:
-        out, raised = _run(node, call, way, attempts)
-    except LearnerHung:
+        out, raised = _run(node, call, call_id, way, attempts)
+    except LearnerHung as hung:
         tries, tool = attempts.counts.get(call[0], 0), call[0]
         cases.hung = Case(name, False)
+        if getattr(hung, "ended", False):
+            after = "the course's tool then ended the loop, so the notebook stays usable"
+        else:
+            after = (
+                "it runs on in a background thread the check cannot stop (using CPU if it loops) until "
+                "Kernel → Restart; the notebook stays usable"
+            )
+        why = ""
+        if tries > 2:
+            why = (
+                "a retry loop with no limit (`while True: try: return execute(request) …`) never gives up on "
+                "a service that stays down: retry ONCE, then answer 'unavailable'"
+            )
+            if attempts.caught_stop:
+                why += (
+                    "; and catch `ConnectionError` only: your `except` caught even the course's stop signal "
+                    "(a bare `except:` or `except BaseException`)"
+                )
         cases.bad(
             name,
             expected=wanted_policy,
             observed=f"a hang: no answer within {core.LIMIT:g} s; {tool} was tried {tries} times meanwhile "
-            "(the course's tool then ended the loop, so the notebook stays usable)",
+            f"({after})",
             where=RETRY,
-            why="a retry loop with no limit (`while True: try: return execute(request) …`) never gives up on "
-            "a service that stays down: retry ONCE, then answer 'unavailable'"
-            if tries > 2
-            else "",
+            why=why,
         )
         return
     tries = attempts.counts.get(call[0], 0)
     tool = call[0]
+    if isinstance(out, list) and out and inspect.iscoroutine(out[0]):
+        for item in out:
+            if inspect.iscoroutine(item):
+                item.close()
+        plain = way == "invoke"
+        cases.bad(
+            name,
+            expected=wanted_policy,
+            observed=f"the node's answer is an un-awaited coroutine: {shorten(repr(out), 120)}",
+            where=SKIPPED if plain else PITFALLS,
+            why="`wrap_tool_call` must be a plain `def` (sync invoke calls it without awaiting): give the "
+            "`async def` as `awrap_tool_call`"
+            if plain
+            else "your `awrap_tool_call` returned a coroutine without awaiting it: `return await "
+            "execute(request)`, in an `async def`",
+        )
+        return
     if case == "a bug (KeyError)":
         if raised is None:
             cases.bad(
@@ -244,7 +331,12 @@ def _one_case(
                 expected=wanted_policy,
                 observed=_describe(out),
                 where=MATRIX,
-                why="handle_tool_errors=True (or a catch-all handler) turns every exception into a message",
+                why="handle_tool_errors=True (or a catch-all handler) turns every exception into a message; "
+                "and once an interceptor is given, ToolNode answers EVERY exception that escapes it whenever "
+                "`handle_tool_errors` is truthy — an exception type or tuple too: keep the default"
+                if getattr(node, "_handle_tool_errors", True) is not True
+                and (getattr(node, "_wrap_tool_call", None) or getattr(node, "_awrap_tool_call", None))
+                else "handle_tool_errors=True (or a catch-all handler) turns every exception into a message",
             )
         elif not _caused_by(raised, KeyError):
             cases.bad(
@@ -267,7 +359,14 @@ def _one_case(
         return
     if raised is not None:
         why, where = "", DEFAULT
-        if _caused_by(raised, CheckGaveUp):
+        if _caused_by(raised, ConnectionError) and tries == 2 and case == "ConnectionError twice":
+            why = (
+                "your retry re-raised the second ConnectionError: catch it too and return "
+                "`ToolMessage(f\"{name} is unavailable …\", tool_call_id=request.tool_call['id'], "
+                "status='error')`"
+            )
+            where = RETRY
+        elif _caused_by(raised, CheckGaveUp):
             why = f"{tool} was tried {tries} times: a retry loop with no limit; retry once"
             where = RETRY
         elif (
@@ -304,6 +403,15 @@ def _one_case(
     if not isinstance(message, ToolMessage):
         cases.bad(name, expected=wanted_policy, observed=shorten(repr(out), 200), where=MATRIX)
         return
+    if message.tool_call_id != call_id:
+        cases.bad(
+            name,
+            expected=f"{wanted_policy}, answering the call's id {call_id!r}",
+            observed=f"tool_call_id={message.tool_call_id!r}: {_describe(out)}",
+            where=RETRY,
+            why="set `tool_call_id=request.tool_call['id']`: the model matches each answer to its call by id",
+        )
+        return
     if case == "ConnectionError once":
         if message.status == "error" or tries != 2 or "trains every 10 minutes" not in str(message.content):
             cases.bad(
@@ -320,22 +428,31 @@ def _one_case(
             cases.ok(name, "retried once, recovered")
         return
     if case == "ConnectionError twice":
-        wanted = f"{tool} is unavailable"
-        if message.status != "error" or wanted not in str(message.content) or tries != 2:
+        content = str(message.content)
+        says = _says_unavailable(content, tool)
+        others = [s for s in SERVICES if s != tool and re.search(rf"\b{s}\b", content)]
+        if message.status != "error" or not says or others or tries != 2:
             why = ""
-            if tries == 1 and message.status == "error":
+            if tries == 0:
+                why = (
+                    f"{tool} never ran: call `execute(request)`, and answer 'unavailable' only after it "
+                    "failed twice — not from the tool's name"
+                )
+            elif tries == 1 and message.status == "error":
                 why = (
                     "the failure was already a ToolMessage inside `execute` (handle_tool_errors=True, or one "
                     "naming ConnectionError), so the retry never saw an exception"
                 )
-            elif tries == 2 and wanted not in str(message.content):
-                others = [s for s in SERVICES if s != tool and f"{s} is unavailable" in str(message.content)]
+            elif tries == 2 and (others or not says):
                 why = (
-                    f"the message names {others[0]}, not the tool that failed: build it from "
-                    "`request.tool_call['name']`"
+                    f"the message names {', '.join(others)}, which did not fail here — not the tool that "
+                    "failed alone: build it from `request.tool_call['name']`"
                     if others
-                    else "say which tool is unavailable: `f\"{request.tool_call['name']} is unavailable …\"`"
+                    else "say which tool is unavailable, in these words: "
+                    "`f\"{request.tool_call['name']} is unavailable …\"`"
                 )
+            elif tries == 2 and message.status != "error":
+                why = "the unavailable answer needs `status='error'`"
             elif tries > 2:
                 why = f"{tool} ran {tries} times: the policy retries once (two attempts in all)"
             cases.bad(
@@ -361,6 +478,11 @@ def _one_case(
         cases.ok(name)
 
 
+def _says_unavailable(content: str, tool: str) -> bool:
+    """'<tool> is unavailable', or another wording that names the tool, then says 'unavailable'."""
+    return bool(re.search(rf"\b{re.escape(tool)}\b.*\bunavailable\b", content, re.IGNORECASE | re.DOTALL))
+
+
 def check_policy(build_node: Any) -> str:
     cases = Cases("q1")
     rng = random.Random()
@@ -378,7 +500,7 @@ def check_policy(build_node: Any) -> str:
         ]:
             if cases.hung is not None:
                 break
-            if _one_case(cases, build_node, way, case, call, down) is False:
+            if _one_case(cases, build_node, way, case, call, down, rng) is False:
                 cases.items.append(
                     Case(
                         "the remaining cases",

@@ -6,8 +6,9 @@ q2: `CONTENTS`: for four tools returning a dict, an int, None and a list, the ex
     of the ToolMessage.
 
 Both are checked by running a real ToolNode; every case is reported (✔ or ✘), and every wrong
-prediction is explained with its rule. Only the starter's `"?"` counts as "still to write": `""` or
-`None` are predictions like any other (and explained when wrong).
+prediction is explained with its rule (one that does not parse as the notation is told so). Only the
+starter's `"?"` counts as "still to write": `""` or `None` are predictions like any other (and
+explained when wrong).
 """
 
 from __future__ import annotations
@@ -128,9 +129,27 @@ def _render(value: Any) -> str:
         return "[" + ", ".join(_render(v) for v in value) + "]"
     if isinstance(value, dict):
         return "{" + ", ".join(f"{k!r}: {_render(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, Command | Send):
-        return output_shape(value)
+    if isinstance(value, Send):
+        return f"Send({value.node!r})"
+    if isinstance(value, Command):  # its fields rendered here: `update=[ToolMessage]` may hold classes
+        parts = ["graph=PARENT"] if value.graph == Command.PARENT else []
+        if value.update is not None:
+            parts.append(f"update={_render(value.update)}")
+        if isinstance(value.goto, str) and value.goto:
+            parts.append(f"goto={value.goto!r}")
+        elif value.goto:
+            parts.append(f"goto={_render(value.goto)}")
+        return f"Command({', '.join(parts)})"
     return repr(value)
+
+
+def parses(shape: Any) -> bool:
+    """True when a prediction reads as Python (the notation's syntax), whatever shape it names."""
+    try:
+        ast.parse(_render(shape).strip(), mode="eval")
+    except SyntaxError:
+        return False
+    return True
 
 
 def canonical(shape: Any) -> str:
@@ -198,6 +217,11 @@ def check_shapes(SHAPES: Any) -> str:  # noqa: N803 - the learner's constant
         why, heading = WHY[case]
         if mine is None or (isinstance(mine, str) and not mine.strip()):
             why = f"{why} (ToolNode always returns something: a list or a dict)"
+        elif not parses(mine):
+            why = (
+                "your prediction does not parse as the notation: write it as a Python expression of "
+                "lists, dicts, message class names, `Command(...)` and `Send(...)`, like the expected line"
+            )
         cases.bad(
             label,
             expected=real,
@@ -266,11 +290,14 @@ def check_contents(CONTENTS: Any) -> str:  # noqa: N803
     cases, where = Cases(key), section(LESSON, CONTENT_HEADING)
     for name in names:
         mine = predictions[name]
-        if mine == real[name] and isinstance(mine, str):
+        if type(mine) is str and mine == real[name]:  # a str subclass could make `==` say anything
             cases.ok(name, repr(real[name]))
             continue
         reason = CONTENT_WHY[why[name]]
-        if not isinstance(mine, str):
+        if isinstance(mine, str) and type(mine) is not str:
+            reason = f"write a plain str literal, not a {type(mine).__name__} (a subclass of str) — {reason}"
+            mine = str.__str__(mine)
+        elif not isinstance(mine, str):
             reason = (
                 f"you wrote the {type(mine).__name__} {mine!r}: a ToolMessage's content here is always a str "
                 f"(the model reads text) — {reason}"

@@ -18,13 +18,17 @@ request. Both are accepted; a node nobody asked for, or one asked for and never 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
+import logging
 import operator
 import random
+import re
 import threading
 import uuid
 from collections import Counter
+from collections.abc import Iterator
 from typing import Annotated, Any, TypedDict
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
@@ -164,8 +168,42 @@ def _plain(nodes: Counter) -> str:
     return ", ".join(f"{n}×{k}" if k > 1 else n for n, k in sorted(nodes.items())) or "none"
 
 
+class _UnknownSends(logging.Filter):
+    """Catches langgraph's "Ignoring unknown node name x in pending sends" (a Send to a node the
+    parent does not have): the check explains it instead of showing it as printed output."""
+
+    PATTERN = re.compile(r"^Ignoring unknown node name (?P<node>.*) in pending sends$")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.nodes: list[str] = []
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        match = self.PATTERN.match(record.getMessage())
+        if match:
+            self.nodes.append(match["node"])
+            return False
+        return True
+
+
+@contextlib.contextmanager
+def _catch_unknown_sends() -> Iterator[_UnknownSends]:
+    caught = _UnknownSends()
+    logger = logging.getLogger("langgraph")  # langgraph.pregel._log.logger
+    logger.addFilter(caught)
+    try:
+        yield caught
+    finally:
+        logger.removeFilter(caught)
+
+
 def _nodes_problem(
-    ran: list[str], calls: list[dict], claimed: list[str], earlier: list[str], history: list | None = None
+    ran: list[str],
+    calls: list[dict],
+    claimed: list[str],
+    earlier: list[str],
+    history: list | None = None,
+    unknown: list[str] = (),
 ) -> tuple[str, str] | None:
     """(observed, why) when the parent ran other nodes than the turn asked for; None when right."""
     asked, seen = Counter(_asked(calls)), Counter(ran)
@@ -179,7 +217,13 @@ def _nodes_problem(
         return None
     observed = f"parent nodes that ran: {_plain(seen)}"
     route_calls = [c for c in calls if c["name"] == "route_to"]
-    if missing and not seen and set(asked) <= set(claimed):
+    if unknown:
+        observed += f"; Sends to unknown nodes {sorted(set(unknown))} (langgraph ignores them)"
+        why = (
+            f"the parent has no node of those names: its nodes are named {', '.join(NODES)} — hand off to "
+            "exactly the names route_to received"
+        )
+    elif missing and not seen and set(asked) <= set(claimed):
         why = (
             f"the parent's `visited` says {claimed}, but those nodes never ran: writing `visited` is not a "
             "hand-off — the check watches the parent's nodes themselves; hand over with "
@@ -201,15 +245,15 @@ def _nodes_problem(
             "`Command(graph=Command.PARENT, update=...)` without `goto` (or with `goto=[]`) only updates the "
             "parent's state; name the nodes: `goto=[Send(node, ...) for each node]` or a list of node names"
         )
-    elif missing and len(seen) == 1 and len(asked) > 1:
-        why = (
-            "one node ran where several were asked for: a string `goto` reaches one node; a list — of "
-            "`Send`s or of node names — reaches each"
-        )
     elif missing and len(route_calls) > 1 and set(seen) == set(route_calls[0]["args"]["nodes"]):
         why = (
             "only the first route_to call's nodes ran: hand off to the nodes of every route_to call of "
             "the turn"
+        )
+    elif missing and len(seen) == 1 and len(asked) > 1:
+        why = (
+            "one node ran where several were asked for: a string `goto` reaches one node; a list — of "
+            "`Send`s or of node names — reaches each"
         )
     elif extra:
         why = (
@@ -286,19 +330,43 @@ def _play(
             why="did `build_team` end without `return team.compile()`?",
             where=where,
         )
+    if isinstance(team, StateGraph):
+        raise fail(
+            "build_team returned the builder, not the compiled subgraph.",
+            expected="build_team(tools) to return the compiled subgraph",
+            observed=f"a {type(team).__name__} (not compiled)",
+            why="a StateGraph is only the plan: the parent can add it as a node once it is compiled — "
+            "end `build_team` with `return team.compile()`",
+            where=where,
+        )
     recorder = NodeRecorder()
     messages = [_message(calls, rng) for calls in turns]
-    graph = build_parent(team, tools, messages, recorder, checkpointer=InMemorySaver())
+    try:
+        graph = build_parent(team, tools, messages, recorder, checkpointer=InMemorySaver())
+    except TypeError as exc:
+        if "Expected a Runnable" not in str(exc):
+            raise
+        raise fail(
+            "build_team did not return a compiled subgraph.",
+            expected="build_team(tools) to return the compiled subgraph",
+            observed=f"a {type(team).__name__}: {team!r}"[:200],
+            why="the parent adds what build_team returns as a node: end `build_team` with "
+            "`return team.compile()`",
+            where=where,
+        ) from None
     thread = {"configurable": {"thread_id": f"lab06-{uuid.uuid4().hex[:8]}"}}
     earlier: list[str] = []
     for number, (calls, asked_message) in enumerate(zip(turns, messages, strict=True), 1):
         turn = f"turn {number}: " if len(turns) > 1 else ""
         start = {"messages": [HumanMessage(f"Split the work ({number}).")]}
         before = len(graph.get_state(thread).values.get("visited", []))
-        final = run_learner(graph.ainvoke, start, thread, limit=LIMIT, name="the parent graph with your team")
+        with _catch_unknown_sends() as unknown:
+            final = run_learner(
+                graph.ainvoke, start, thread, limit=LIMIT, name="the parent graph with your team"
+            )
         ran = recorder.take()
         claimed = list(final.get("visited", []))[before:]
-        problem = _nodes_problem(ran, calls, claimed, earlier, history)
+        problem = _nodes_problem(ran, calls, claimed, earlier, history, unknown.nodes)
         ids = {c["id"]: c["name"] for c in asked_message.tool_calls}
         dangling = [i for i in unanswered_tool_calls(final["messages"]) if i in ids]
         answers = {m.tool_call_id: m for m in final["messages"] if isinstance(m, ToolMessage)}

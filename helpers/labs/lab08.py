@@ -310,8 +310,32 @@ def _tool_nodes(graph: Any) -> list[ToolNode]:
     return [spec.runnable for spec in nodes.values() if isinstance(getattr(spec, "runnable", None), ToolNode)]
 
 
+def _tool_messages(out: Any) -> list[ToolMessage]:
+    """The ToolMessages a ToolNode returned: a dict, a list, or Commands carrying them in their update."""
+    items = out.get("messages", []) if isinstance(out, dict) else out if isinstance(out, list) else [out]
+    found: list[ToolMessage] = []
+    for item in items:
+        if isinstance(item, ToolMessage):
+            found.append(item)
+        elif isinstance(item, dict):
+            found.extend(_tool_messages(item))
+        elif isinstance(item, Command):
+            update = item.update
+            if isinstance(update, list | tuple):  # [("messages", [...]), ...]
+                update = (
+                    {k: v for k, v in update if isinstance(k, str)}
+                    if all(isinstance(p, list | tuple) and len(p) == 2 for p in update)
+                    else {}
+                )
+            if isinstance(update, dict):
+                messages = update.get("messages", [])
+                found.extend(_tool_messages(messages if isinstance(messages, list) else [messages]))
+    return found
+
+
 def _probe(build_graph: Any, rng: random.Random) -> None:
-    """After an approved turn, hand the ToolNode alone a dangerous call nobody approved."""
+    """After an approved turn, hand the ToolNode alone a dangerous call nobody approved: the approved
+    turn's batch again, in the same order (so approval by position fails too), with new ids."""
     graph, thread, effects = _turns(build_graph, "invoke", ["yes"], rng)
     tool_nodes = _tool_nodes(graph)
     if not tool_nodes:
@@ -324,27 +348,46 @@ def _probe(build_graph: Any, rng: random.Random) -> None:
         )
     values = dict(graph.get_state(thread).values)
     flags = sorted(k for k, v in values.items() if v is True)
+    positions = sorted(
+        k for k, v in values.items() if isinstance(v, list) and v and all(type(x) is int for x in v)
+    )
+    approved = next(
+        (m for m in reversed(values["messages"]) if isinstance(m, AIMessage) and m.tool_calls), None
+    )
+    batch = [{"name": c["name"], "args": dict(c["args"])} for c in (approved.tool_calls if approved else [])]
+    if not any(c["name"] == "delete_file" for c in batch):
+        batch = [{"name": "delete_file", "args": {}}]
     for way in ("invoke", "ainvoke"):
         path = _path(rng)
-        message = _message([{"name": "delete_file", "args": {"path": path}}], rng)
+        calls = [{**c, "args": {"path": path}} if c["name"] == "delete_file" else c for c in batch]
+        message = _message(calls, rng)
+        risky = next(c for c in message.tool_calls if c["name"] == "delete_file")
         state = {**values, "messages": [*values["messages"], message]}
         node = tool_nodes[0]
         method = node.invoke if way == "invoke" else node.ainvoke
         out = run_learner(method, state, runtime=Runtime(), limit=LIMIT, name=f"your ToolNode's {way}")
-        found = out.get("messages", []) if isinstance(out, dict) else out if isinstance(out, list) else []
-        answer = next((m for m in found if isinstance(m, ToolMessage)), None)
+        answer = next((m for m in _tool_messages(out) if m.tool_call_id == risky["id"]), None)
         if path in effects.deleted or answer is None or answer.status != "error":
-            why = (
-                f"the state's {flags} is True — a yes/no flag still says yes for a call nobody saw: store "
-                "the approved call ids and let the guard check `request.tool_call['id']`"
-                if flags
-                else "the decision must be binding inside the ToolNode: a guard in wrap_tool_call AND "
-                "awrap_tool_call that runs a dangerous call only if its id was approved"
-            )
+            if flags:
+                why = (
+                    f"the state's {flags} is True — a yes/no flag still says yes for a call nobody saw: "
+                    "store the approved call ids and let the guard check `request.tool_call['id']`"
+                )
+            elif positions:
+                why = (
+                    f"the state's {positions} holds positions in the batch: a new call at the same position "
+                    "is not the call the human approved — store the approved call ids and let the guard "
+                    "check `request.tool_call['id']`"
+                )
+            else:
+                why = (
+                    "the decision must be binding inside the ToolNode: a guard in `wrap_tool_call` "
+                    "(ToolNode falls back to it under `ainvoke`) — or both; never `awrap_tool_call` alone — "
+                    "that runs a dangerous call only if its id was approved"
+                )
             raise fail(
                 f"under {way}, your ToolNode ran a dangerous call nobody approved",
-                expected=f"an error ToolMessage for a new delete_file call "
-                f"(id {message.tool_calls[0]['id']}), no deletion",
+                expected=f"an error ToolMessage for a new delete_file call (id {risky['id']}), no deletion",
                 observed=f"deleted {path}" if path in effects.deleted else f"answered {answer!r}"[:200],
                 why=why,
                 where=section(LESSON, APPROVAL_HEADING),
@@ -463,9 +506,10 @@ q1 = Exercise(
         "turns: keep the ids of the calls the human approved.",
         "Put an `approve` node between the model and the ToolNode: it finds the calls whose tool requires "
         "approval, calls `interrupt(...)` once for them, and stores the approved call ids in the state. "
-        "In the ToolNode, give BOTH `wrap_tool_call` and `awrap_tool_call` a guard that answers a "
-        "dangerous call whose id is not approved with `ToolMessage(..., status='error')` instead of "
-        "running it. Route: llm → tools_condition → approve → tools → llm; compile with the checkpointer.",
+        "In the ToolNode, give `wrap_tool_call` (ToolNode falls back to it under `ainvoke`) — or both; "
+        "never `awrap_tool_call` alone — a guard that answers a dangerous call whose id is not approved "
+        "with `ToolMessage(..., status='error')` instead of running it. "
+        "Route: llm → tools_condition → approve → tools → llm; compile with the checkpointer.",
     ),
 )
 
