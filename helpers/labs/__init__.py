@@ -802,3 +802,41 @@ __all__ = [
     "section",
     "shorten",
 ]
+
+
+DETAILED = 3
+"""Failed cases shown in full (expected, observed, why, where); later ones take one line each, so a
+verdict fits on the first screen."""
+
+
+def record_failure(cases: Cases, label: str, error: CheckFailed, seen: dict) -> None:
+    """Record a failed case; a mistake already explained above, or one past the first few, takes one line.
+
+    Used by checks that run several scenarios (labs 06 and 08), so their verdict fits on one screen.
+    """
+    if isinstance(error, LearnerHung):
+        cases.failure(label, error)  # marks the rest "not tried": one hang costs one time limit
+        return
+    fields = getattr(error, "fields", {}) or {}
+    summary = fields.get("summary", "")
+    name = f"{label}: {summary}" if summary else label
+    why, observed = fields.get("why", ""), fields.get("observed", "") or str(error)
+    for kind in ("why", "observed", "where"):
+        seen.setdefault(kind, set())
+    if (why and why in seen["why"]) or observed in seen["observed"]:
+        cases.bad(f"{name} — the same mistake as above", expected="", observed="")
+        return
+    seen["why"].add(why)
+    seen["observed"].add(observed)
+    if seen.get("detailed", 0) >= DETAILED:
+        cases.bad(f"{name} (the details once the cases above pass)", expected="", observed="")
+        return
+    seen["detailed"] = seen.get("detailed", 0) + 1
+    if not fields.get("expected"):  # a hang or an exception of the learner's: its message says it all
+        cases.failure(label, error)
+        return
+    where = fields.get("where", "")
+    if where in seen["where"]:
+        where = ""  # one link per section is enough
+    seen["where"].add(where)
+    cases.bad(name, expected=fields["expected"], observed=observed, where=where, why=why)

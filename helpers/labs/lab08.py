@@ -33,7 +33,7 @@ from langgraph.types import Command
 from helpers import labs
 from helpers.cities import WEATHER
 from helpers.history import unanswered_tool_calls
-from helpers.labs import Cases, CheckFailed, Exercise, fail, run_learner, section
+from helpers.labs import Cases, CheckFailed, Exercise, fail, record_failure, run_learner, section
 from helpers.models import ScriptedChatModel, tool_results_summary
 from helpers.tools import make_city_tools
 
@@ -394,41 +394,6 @@ def _probe(build_graph: Any, rng: random.Random) -> None:
             )
 
 
-DETAILED = 3
-"""Failed cases shown in full (expected, observed, why, where); later ones take one line each, so a
-verdict fits on the first screen."""
-
-
-def _record_failure(cases: Cases, label: str, error: CheckFailed, seen: dict) -> None:
-    """Record a failed case; a mistake already explained above, or one past the first few, takes one line."""
-    if isinstance(error, labs.LearnerHung):
-        cases.failure(label, error)  # marks the rest "not tried": one hang costs one time limit
-        return
-    fields = getattr(error, "fields", {}) or {}
-    summary = fields.get("summary", "")
-    name = f"{label}: {summary}" if summary else label
-    why, observed = fields.get("why", ""), fields.get("observed", "") or str(error)
-    for kind in ("why", "observed", "where"):
-        seen.setdefault(kind, set())
-    if (why and why in seen["why"]) or observed in seen["observed"]:
-        cases.bad(f"{name} — the same mistake as above", expected="", observed="")
-        return
-    seen["why"].add(why)
-    seen["observed"].add(observed)
-    if seen.get("detailed", 0) >= DETAILED:
-        cases.bad(f"{name} (the details once the cases above pass)", expected="", observed="")
-        return
-    seen["detailed"] = seen.get("detailed", 0) + 1
-    if not fields.get("expected"):  # a hang or an exception of the learner's: its message says it all
-        cases.failure(label, error)
-        return
-    where = fields.get("where", "")
-    if where in seen["where"]:
-        where = ""  # one link per section is enough
-    seen["where"].add(where)
-    cases.bad(name, expected=fields["expected"], observed=observed, where=where, why=why)
-
-
 def check_guard(build_graph: Any, *, seed: int | None = None) -> str:
     key = "q1"
     shape = (
@@ -485,7 +450,7 @@ def check_guard(build_graph: Any, *, seed: int | None = None) -> str:
         except labs.StillAStub:
             raise
         except CheckFailed as error:
-            _record_failure(cases, label, error, seen)
+            record_failure(cases, label, error, seen)
         else:
             cases.ok(label)
     return cases.result(
