@@ -300,7 +300,8 @@ def index_page(kinds: dict[str, list[Path]]) -> str:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     title = next((ln for ln in readme.splitlines() if ln.startswith("# ")), "# toolnode-lab")
     intro = readme.split("\n## ", 1)[0].split("\n", 1)[-1].strip()
-    lines = [title, "", intro, "", "## The course", "", _readme_section(readme, "The course"), "",
+    lines = [title, "", intro, "", '<a id="The-course"></a>', "", "## The course", "",
+             _readme_section(readme, "The course"), "",
              "## In this handout", ""]
     titles = {"lessons": "Lessons", "labs": "Labs (starters)", "solutions": "Lab solutions"}
     for kind in ("lessons", "labs", "solutions"):
