@@ -45,6 +45,7 @@ from helpers.labs import (
     lab08,
     run_async,
     run_learner,
+    solution_namespace,
     solution_regions,
     solution_text,
 )
@@ -53,18 +54,6 @@ from helpers.labs import build as labs_build
 from helpers.nodes import CustomAsyncToolNode
 
 MODULES = {"01": lab01, "02": lab02, "03": lab03, "05": lab05, "06": lab06, "08": lab08}
-
-
-def solution_namespace(number: str) -> dict:
-    """Execute the solution notebook's code (not its checks and hints) into a fresh namespace."""
-    namespace: dict = {}
-    for cell in nbformat.read(SOLUTIONS / f"{NAMES[number]}.ipynb", as_version=4).cells:
-        if cell.cell_type != "code" or ".check(" in cell.source or ".hint(" in cell.source:
-            continue
-        code = "\n".join(line for line in cell.source.splitlines() if not line.startswith("%"))
-        with contextlib.redirect_stdout(None):
-            exec(compile(code, f"<{NAMES[number]}>", "exec"), namespace)  # noqa: S102 - our own notebook
-    return namespace
 
 
 def rejected(exercise, namespace: dict, *phrases: str) -> str:

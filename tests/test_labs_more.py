@@ -6,7 +6,6 @@ check run twice or before defining — turned into feedback."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import threading
 import types
@@ -21,19 +20,7 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.types import Command, Send, interrupt
 
-from helpers.labs import NAMES, SOLUTIONS, CheckFailed, lab05, lab06, lab08, solution_text
-
-
-def solution_namespace(number: str) -> dict:
-    """Execute the solution notebook's code (not its checks and hints) into a fresh namespace."""
-    namespace: dict = {}
-    for cell in nbformat.read(SOLUTIONS / f"{NAMES[number]}.ipynb", as_version=4).cells:
-        if cell.cell_type != "code" or ".check(" in cell.source or ".hint(" in cell.source:
-            continue
-        code = "\n".join(line for line in cell.source.splitlines() if not line.startswith("%"))
-        with contextlib.redirect_stdout(None):
-            exec(compile(code, f"<{NAMES[number]}>", "exec"), namespace)  # noqa: S102 - our own notebook
-    return namespace
+from helpers.labs import NAMES, SOLUTIONS, CheckFailed, lab05, lab06, lab08, solution_namespace, solution_text
 
 
 def accepted(exercise, namespace: dict, capsys) -> str:

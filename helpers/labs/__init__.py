@@ -840,3 +840,22 @@ def record_failure(cases: Cases, label: str, error: CheckFailed, seen: dict) -> 
         where = ""  # one link per section is enough
     seen["where"].add(where)
     cases.bad(name, expected=fields["expected"], observed=observed, where=where, why=why)
+
+
+def solution_namespace(number: str) -> dict:
+    """Execute lab `number`'s solution code (not its checks and hints) into a fresh namespace.
+
+    What the lab tests grade as a learner's correct answer: `q1.check(solution_namespace("01"))`.
+    """
+    import contextlib
+
+    import nbformat
+
+    namespace: dict = {}
+    for cell in nbformat.read(SOLUTIONS / f"{NAMES[number]}.ipynb", as_version=4).cells:
+        if cell.cell_type != "code" or ".check(" in cell.source or ".hint(" in cell.source:
+            continue
+        code = "\n".join(line for line in cell.source.splitlines() if not line.startswith("%"))
+        with contextlib.redirect_stdout(None):
+            exec(compile(code, f"<{NAMES[number]}>", "exec"), namespace)  # noqa: S102 - our own notebook
+    return namespace
