@@ -165,12 +165,27 @@ LESSONS: tuple[Lesson, ...] = (
         'cancellation and node timeouts',
     ),
     Lesson(
-        13, 'notebooks/13_mock_interview.ipynb', 'Mock interview', None,
+        13, 'notebooks/13_approval_retry_and_order.ipynb', 'Approval, retry and middleware order', None,
+        'HumanInTheLoopMiddleware beside an approval interceptor, ToolRetryMiddleware beside a retry '
+        'interceptor, the order several middlewares run in',
+    ),
+    Lesson(
+        14, 'notebooks/14_what_a_tool_sees.ipynb', 'What a tool sees', None,
+        'ToolRuntime: state, store, context and config; InjectedStore without a store; context_schema; '
+        'contextvars and thread-locals in the pool; shared state under concurrent calls',
+    ),
+    Lesson(
+        15, 'notebooks/15_tool_definitions.ipynb', "How a tool's definition changes its run", None,
+        'args_schema defaults and coercion, parse_docstring, duplicate names, content_and_artifact, '
+        'callbacks in order under parallel calls',
+    ),
+    Lesson(
+        16, 'notebooks/16_mock_interview.ipynb', 'Mock interview', None,
         'the questions asked most (agents, approval, errors, concurrency), each verified live, '
         'with two-minute spoken answers',
     ),
     Lesson(
-        14, 'notebooks/14_drill_bank.ipynb', 'Drill bank', None,
+        17, 'notebooks/17_drill_bank.ipynb', 'Drill bank', None,
         'every predict-the-output drill, verified live, in sittings by topic, each linking its lesson',
     ),
 )
@@ -178,7 +193,7 @@ LESSONS: tuple[Lesson, ...] = (
 COURSE_MAP_ANCHOR = "../README.md#The-course"
 """JupyterLab's id for README's `## The course` (case kept; it does not match GitHub's `#the-course`)."""
 
-INTERVIEW_LESSONS: tuple[int, ...] = (1, 3, 5, 6, 8, 13, 14)
+INTERVIEW_LESSONS: tuple[int, ...] = (1, 3, 5, 6, 8, 16, 17)
 """The interview track: the rules (order and failure, ToolNode's concurrency and errors, return
 shapes, `Command.PARENT`, interceptors), the mock interview, then the drill bank's sittings."""
 

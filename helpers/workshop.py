@@ -214,8 +214,8 @@ HOMEWORK: tuple[str, ...] = (
     "notebooks/08_interceptors.ipynb", "labs/03_error_policy.ipynb",
     "labs/08_guard_dangerous_tools.ipynb", "notebooks/09_prebuilt_agents.ipynb",
     "notebooks/10_mcp_tools.ipynb", "notebooks/11_streaming_and_stopping.ipynb",
-    "notebooks/12_failure_and_recovery.ipynb", "notebooks/13_mock_interview.ipynb",
-    "notebooks/14_drill_bank.ipynb",
+    "notebooks/12_failure_and_recovery.ipynb", "notebooks/16_mock_interview.ipynb",
+    "notebooks/17_drill_bank.ipynb",
 )
 """After the session, in this order (lab 03 after lesson 08: its checks use interceptors)."""
 
