@@ -13,6 +13,7 @@ import warnings
 from typing import Annotated, TypedDict
 
 import pytest
+from langchain.tools import ToolRuntime
 from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, ToolMessage
 from langchain_core.tools import InjectedToolCallId, tool
 from langgraph.errors import GraphRecursionError
@@ -418,3 +419,119 @@ def test_toolnode_runs_every_call_a_server_returns_despite_parallel_tool_calls_f
     assert len(messages[1].tool_calls) == 2
     answers = [m.content for m in messages if isinstance(m, ToolMessage)]
     assert answers == ["found the city", "found its weather"]
+
+
+# -- 3. (cont.) the limit an agent runs with when none is passed -------------------------------
+@lesson
+def test_create_agent_binds_a_recursion_limit_of_9999_and_create_react_agent_binds_none():
+    from langchain.agents import create_agent
+
+    assert create_agent(ScriptedChatModel(script=["hi"]), [lookup]).config["recursion_limit"] == 9999
+    assert _react(ScriptedChatModel(script=["hi"]), [lookup]).config is None
+    with pytest.raises(GraphRecursionError):  # a limit passed at invoke wins over the bound one
+        create_agent(ScriptedChatModel(script=FOREVER), [lookup]).invoke(GO, {"recursion_limit": 4})
+
+
+# -- 6. (cont.) parallel_tool_calls through the prebuilt agents --------------------------------
+def _parallel_flag_sent(build):
+    from langchain_openai import ChatOpenAI
+
+    from helpers.openai_endpoint import ScriptedOpenAIEndpoint
+
+    with ScriptedOpenAIEndpoint([_calls(("lookup", {"query": "Paris"})), "done"]) as endpoint:
+        llm = ChatOpenAI(model="gpt-4o", base_url=endpoint.base_url, api_key="unused",
+                         use_responses_api=False)
+        build(llm).invoke(GO)
+        return [request.get("parallel_tool_calls", "not sent") for request in endpoint.requests]
+
+
+@lesson
+def test_create_agent_drops_parallel_tool_calls_bound_on_its_model_and_create_react_agent_keeps_it():
+    from langchain.agents import create_agent
+
+    def bound(llm):
+        return llm.bind_tools([lookup], parallel_tool_calls=False)
+
+    assert _parallel_flag_sent(lambda llm: create_agent(bound(llm), [lookup])) == ["not sent", "not sent"]
+    assert _parallel_flag_sent(lambda llm: _react(bound(llm), [lookup])) == [False, False]
+
+
+@lesson
+def test_a_wrap_model_call_middleware_setting_model_settings_sends_parallel_tool_calls_false():
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import wrap_model_call
+
+    @wrap_model_call
+    def one_call_per_turn(request, handler):
+        settings = {**request.model_settings, "parallel_tool_calls": False}
+        return handler(request.override(model_settings=settings))
+
+    sent = _parallel_flag_sent(lambda llm: create_agent(llm, [lookup], middleware=[one_call_per_turn]))
+    assert sent == [False, False]
+
+
+# -- 7. deep dive: the tools stream mode, an agent inside a tool --------------------------------
+def _crawl_with_deltas():
+    @tool
+    def crawl_with_deltas(site: str, runtime: ToolRuntime) -> str:
+        """Crawl a site, streaming each page on the tools channel."""
+        for page in (1, 2):
+            runtime.emit_output_delta({"page": page})
+        return f"crawled {site}: 2 pages"
+
+    return crawl_with_deltas
+
+
+@lesson
+def test_the_tools_stream_mode_reports_each_calls_start_deltas_and_finish_or_error():
+    crawl_with_deltas = _crawl_with_deltas()
+
+    @tool
+    def crawl_down(site: str) -> str:
+        """A crawler whose service is down."""
+        raise ConnectionError("crawler is down")
+
+    graph = _loop([_calls(("crawl_with_deltas", {"site": "a"}), ("crawl_down", {"site": "b"})), "done"],
+                  [crawl_with_deltas, crawl_down])
+    events: dict[str, list] = {}
+    with pytest.raises(ConnectionError):
+        for event in graph.stream(GO, stream_mode="tools"):
+            events.setdefault(event["tool_call_id"], []).append(event)
+    assert [e["event"] for e in events["call_0_0"]] == [
+        "tool-started", "tool-output-delta", "tool-output-delta", "tool-finished"]
+    assert [e["delta"] for e in events["call_0_0"][1:3]] == [{"page": 1}, {"page": 2}]
+    assert events["call_0_0"][0]["tool_name"] == "crawl_with_deltas"
+    assert [e["event"] for e in events["call_0_1"]] == ["tool-started", "tool-error"]
+    assert events["call_0_1"][1]["message"] == "crawler is down"
+
+
+@lesson
+def test_emit_output_delta_is_a_no_op_without_the_tools_stream_mode():
+    crawl_with_deltas = _crawl_with_deltas()
+    graph = _loop([_calls(("crawl_with_deltas", {"site": "a"})), "done"], [crawl_with_deltas])
+    assert graph.invoke(GO)["messages"][-2].content == "crawled a: 2 pages"
+    chunks = list(graph.stream(GO, stream_mode="custom"))
+    assert chunks == []
+
+
+@lesson
+def test_an_agent_inside_a_tool_streams_nothing_of_its_own_unless_subgraphs_is_true():
+    from langchain.agents import create_agent
+
+    inner_agent = create_agent(ScriptedChatModel(script=[_calls(("crawl", {"site": "x"})), "inner summary"]),
+                               [crawl])
+
+    @tool
+    def research(topic: str) -> str:
+        """Delegate the research to an agent."""
+        return inner_agent.invoke({"messages": [HumanMessage(topic)]})["messages"][-1].content
+
+    graph = _loop([_calls(("research", {"topic": "t"})), "ok"], [research])
+    flat = list(graph.stream(GO, stream_mode=["custom", "messages"]))
+    assert [mode for mode, _ in flat if mode == "custom"] == []
+    assert [m.content for mode, (m, _) in flat if m.content] == ["inner summary", "ok"]
+    nested = list(graph.stream(GO, stream_mode=["custom", "messages"], subgraphs=True))
+    inner = [(mode, chunk) for namespace, mode, chunk in nested if namespace]
+    assert [chunk["page"] for mode, chunk in inner if mode == "custom"] == [1, 2, 3]
+    assert "".join(m.content for mode, (m, meta) in inner
+                   if mode == "messages" and meta["langgraph_node"] == "model") == "inner summary"

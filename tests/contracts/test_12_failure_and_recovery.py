@@ -328,3 +328,41 @@ def test_an_idempotent_tool_keyed_on_the_call_id_runs_its_side_effect_once():
     call = {"name": "charge_once", "args": {"amount": 5}, "id": "call_7", "type": "tool_call"}
     assert [charge_once.invoke(call).content for _ in range(2)] == ["charged 5", "already charged 5"]
     assert effects == [5]
+
+
+# -- 3. (cont.) a new message on a crashed thread, per prebuilt agent ---------------------------
+def _react_agent(model, tools):
+    import warnings
+
+    from langgraph.prebuilt import create_react_agent
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return create_react_agent(model, tools, checkpointer=InMemorySaver())
+
+
+NEW_QUESTION = {"messages": [HumanMessage("Never mind, what is my balance?")]}
+
+
+@lesson
+def test_a_new_message_on_a_crashed_create_agent_thread_runs_nothing_again_and_drops_the_pending_answer():
+    graph, config, effects, service = _crash(_agent)
+    assert unanswered_tool_calls(graph.get_state(config).values["messages"]) == ["call_0_1"]
+    effects.clear()
+    service["up"] = True
+    messages = graph.invoke(NEW_QUESTION, config)["messages"]
+    assert effects == []
+    assert unanswered_tool_calls(messages) == ["call_0_0", "call_0_1"]
+    assert [type(m).__name__ for m in messages] == ["HumanMessage", "AIMessage", "HumanMessage", "AIMessage"]
+
+
+@lesson
+def test_create_react_agent_refuses_a_new_message_on_a_crashed_thread_before_calling_its_model():
+    graph, config, effects, service = _crash(_react_agent)
+    effects.clear()
+    service["up"] = True
+    with pytest.raises(ValueError, match="Found AIMessages with tool_calls that do not have a corresponding"):
+        graph.invoke(NEW_QUESTION, config)
+    assert effects == []
+    history = graph.get_state(config).values["messages"]
+    assert [type(m).__name__ for m in history] == ["HumanMessage", "AIMessage", "HumanMessage"]
