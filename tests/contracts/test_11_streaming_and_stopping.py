@@ -506,6 +506,18 @@ def test_the_tools_stream_mode_reports_each_calls_start_deltas_and_finish_or_err
 
 
 @lesson
+def test_the_stream_mode_type_hint_does_not_list_tools_yet_although_the_stream_accepts_it():
+    from typing import get_args
+
+    from langgraph.types import StreamMode
+
+    assert "tools" not in get_args(StreamMode)
+    graph = _loop([_calls(("lookup", {"query": "x"})), "done"], [lookup])
+    events = [event["event"] for event in graph.stream(GO, stream_mode="tools")]
+    assert events == ["tool-started", "tool-finished"]
+
+
+@lesson
 def test_emit_output_delta_is_a_no_op_without_the_tools_stream_mode():
     crawl_with_deltas = _crawl_with_deltas()
     graph = _loop([_calls(("crawl_with_deltas", {"site": "a"})), "done"], [crawl_with_deltas])
