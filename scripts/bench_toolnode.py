@@ -329,7 +329,8 @@ def fit_overhead(rows: list[dict]) -> tuple[float, float]:
 
     F is a fixed cost per run (starting the batch, the event loop's timer, gathering the results),
     c the serial CPU each call costs. Weighted least squares on relative errors (weight 1 / excess²),
-    so a 1 ms excess at N = 1 counts as much as a 60 ms excess at N = 256.
+    so a 1 ms excess at N = 1 counts as much as a 60 ms excess at N = 256. The sums are `math.fsum`,
+    correctly rounded, so every Python gives the same fit (3.12 changed what `sum` of floats returns).
     """
     points = [(r["n"], (r["median"] - 1) * r["latency"]) for r in rows if "median" in r]
     points = [(n, excess) for n, excess in points if excess > 0]
@@ -337,11 +338,11 @@ def fit_overhead(rows: list[dict]) -> tuple[float, float]:
         n, excess = points[0] if points else (1, 0.0)
         return 0.0, excess / n
     weighted = [(1 / excess**2, n, excess) for n, excess in points]
-    s = sum(w for w, _, _ in weighted)
-    sx = sum(w * n for w, n, _ in weighted)
-    sy = sum(w * e for w, _, e in weighted)
-    sxx = sum(w * n * n for w, n, _ in weighted)
-    sxy = sum(w * n * e for w, n, e in weighted)
+    s = math.fsum(w for w, _, _ in weighted)
+    sx = math.fsum(w * n for w, n, _ in weighted)
+    sy = math.fsum(w * e for w, _, e in weighted)
+    sxx = math.fsum(w * n * n for w, n, _ in weighted)
+    sxy = math.fsum(w * n * e for w, n, e in weighted)
     per_call = (s * sxy - sx * sy) / (s * sxx - sx * sx)
     return (sy - per_call * sx) / s, per_call
 
