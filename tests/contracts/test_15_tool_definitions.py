@@ -94,6 +94,14 @@ def test_lax_validation_coerces_int_strings_and_whole_floats_and_drops_extra_key
 
 
 @lesson
+def test_lax_validation_does_not_parse_json_inside_a_string_in_toolnode():
+    (answer,) = _run([goto_page_lax], ("goto_page_lax", {"page": '{"page": 3}'}))
+    assert answer.status == "error"
+    assert answer.content.splitlines()[1] == (
+        " page: Input should be a valid integer, unable to parse string as an integer")
+
+
+@lesson
 def test_a_strict_forbid_model_refuses_strings_floats_and_extra_keys_as_error_messages_in_toolnode():
     for args, detail in (({"page": "3"}, " page: Input should be a valid integer"),
                          ({"page": 3.0}, " page: Input should be a valid integer"),
@@ -318,6 +326,22 @@ def test_create_agent_keeps_the_artifact_in_state_and_chatopenai_sends_only_the_
 
 
 @lesson
+def test_the_artifact_is_in_create_agents_updates_stream_on_the_tools_toolmessage():
+    from langchain.agents import create_agent
+
+    script = [[{"name": "fetch_rows", "args": {"table": "orders"}}], tool_results_summary]
+    agent = create_agent(ScriptedChatModel(script=script), [fetch_rows])
+    ask = {"messages": [HumanMessage("How many orders?")]}
+    seen = [(node, type(m).__name__, getattr(m, "artifact", None))
+            for update in agent.stream(ask, stream_mode="updates")
+            for node, values in update.items() for m in values["messages"]]
+    assert [(node, kind) for node, kind, _ in seen] == [("model", "AIMessage"), ("tools", "ToolMessage"),
+                                                        ("model", "AIMessage")]
+    assert seen[1][2] == [{"id": i, "table": "orders"} for i in range(3)]
+    assert seen[0][2] is None and seen[2][2] is None
+
+
+@lesson
 def test_content_and_artifact_returning_a_list_raises_valueerror_through_toolnode():
     @tool(response_format="content_and_artifact")
     def fetch_rows_list(table: str):
@@ -449,6 +473,21 @@ def test_a_validation_error_answered_to_the_model_fires_on_tool_error_not_on_too
     (answer,) = ToolNode([search]).invoke(_ask(("search", {"page": "two"})), runtime=Runtime(),
                                           config={"callbacks": [events]})
     assert answer.status == "error"
+    assert [e[:2] for e in events.events] == [("start", "call_0"), ("error", "call_0")]
+    assert events.events[0][3] is None  # ToolNode on its own opens no parent run
+
+
+@lesson
+def test_a_crash_the_default_policy_lets_through_fires_on_tool_error_then_propagates():
+    @tool
+    def flaky(source: str) -> str:
+        """Fetch a source that is down."""
+        raise ConnectionError(f"{source} is down")
+
+    events = ToolEvents()
+    with pytest.raises(ConnectionError, match="a is down"):
+        ToolNode([flaky]).invoke(_ask(("flaky", {"source": "a"})), runtime=Runtime(),
+                                 config={"callbacks": [events]})
     assert [e[:2] for e in events.events] == [("start", "call_0"), ("error", "call_0")]
 
 
