@@ -1,0 +1,658 @@
+"""Library behaviour taught in notebooks/13_approval_retry_and_order.ipynb.
+
+`HumanInTheLoopMiddleware` (its interrupt, the decisions it accepts, what each leaves in the
+history, what a resume re-runs) beside lesson 08's approval interceptor and `create_react_agent`'s
+equivalents; `ToolRetryMiddleware` (attempts, `on_failure`, `retry_on`, `tools`); and the order in
+which several middlewares' hooks run, with what that order changes. Every test runs the sync path
+(`invoke`), as the lesson does. Side effects are counted by course-side recorders.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import Counter
+
+import pytest
+from langchain.agents import create_agent
+from langchain.agents.middleware import (
+    AgentMiddleware,
+    HumanInTheLoopMiddleware,
+    ToolCallLimitMiddleware,
+    ToolErrorMiddleware,
+    ToolRetryMiddleware,
+)
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.prebuilt import ToolNode, create_react_agent
+from langgraph.types import Command, interrupt
+
+from helpers.models import ScriptedChatModel, tool_results_summary
+
+lesson = pytest.mark.lesson("13_approval_retry_and_order")
+ASK = {"messages": [HumanMessage("go")]}
+FAST = {"initial_delay": 0, "jitter": False}
+TURN = [
+    {"name": "send_email", "args": {"to": "ann"}},
+    {"name": "lookup_weather", "args": {"city": "Paris"}},
+    {"name": "delete_file", "args": {"path": "/tmp/a.log"}},
+    {"name": "delete_file", "args": {"path": "/tmp/b.log"}},
+]
+THREE = {
+    "decisions": [
+        {"type": "edit", "edited_action": {"name": "send_email", "args": {"to": "bob"}}},
+        {"type": "approve"},
+        {"type": "reject"},
+    ]
+}
+
+
+def _reviewed(ran, model_turns=None):
+    @tool
+    def send_email(to: str) -> str:
+        """Send an email."""
+        ran.append(f"send_email {to}")
+        return f"sent to {to}"
+
+    @tool
+    def delete_file(path: str) -> str:
+        """Delete a file."""
+        ran.append(f"delete_file {path}")
+        return f"deleted {path}"
+
+    @tool
+    def lookup_weather(city: str) -> str:
+        """Look up the weather."""
+        ran.append(f"lookup_weather {city}")
+        return f"{city}: sunny"
+
+    def first_turn(messages):
+        if model_turns is not None:
+            model_turns["first"] += 1
+        return TURN
+
+    review = HumanInTheLoopMiddleware(
+        interrupt_on={"send_email": True, "delete_file": {"allowed_decisions": ["approve", "reject"]}}
+    )
+    agent = create_agent(
+        ScriptedChatModel(script=[first_turn, tool_results_summary]),
+        [send_email, delete_file, lookup_weather],
+        middleware=[review],
+        checkpointer=InMemorySaver(),
+    )
+    config = {"configurable": {"thread_id": "t"}}
+    paused = agent.invoke(ASK, config)
+    return agent, config, paused
+
+
+# --- 1. The interrupt ------------------------------------------------------------------------------
+
+
+@lesson
+def test_batched_review_raises_one_interrupt_listing_the_interrupt_on_calls_in_order_without_ids():
+    agent, config, paused = _reviewed([])
+    [question] = paused["__interrupt__"]
+    assert sorted(question.value) == ["action_requests", "review_configs"]
+    requests, configs = question.value["action_requests"], question.value["review_configs"]
+    assert [(r["name"], r["args"]) for r in requests] == [
+        ("send_email", {"to": "ann"}),
+        ("delete_file", {"path": "/tmp/a.log"}),
+        ("delete_file", {"path": "/tmp/b.log"}),
+    ]
+    assert all(sorted(r) == ["args", "description", "name"] for r in requests)  # no tool-call id
+    assert (
+        requests[0]["description"]
+        == "Tool execution requires approval\n\nTool: send_email\nArgs: {'to': 'ann'}"
+    )
+    assert configs == [
+        {"action_name": "send_email", "allowed_decisions": ["approve", "edit", "reject", "respond"]},
+        {"action_name": "delete_file", "allowed_decisions": ["approve", "reject"]},
+        {"action_name": "delete_file", "allowed_decisions": ["approve", "reject"]},
+    ]
+
+
+@lesson
+def test_batched_review_runs_no_tool_before_the_decisions_and_waits_at_its_after_model_node():
+    ran = []
+    agent, config, _ = _reviewed(ran)
+    assert ran == []
+    assert agent.get_state(config).next == ("HumanInTheLoopMiddleware.after_model",)
+
+
+@lesson
+def test_interrupt_on_config_without_allowed_decisions_raises_when_built():
+    with pytest.raises(ValueError, match="allowed_decisions"):
+        HumanInTheLoopMiddleware(interrupt_on={"delete_file": {"allowed": ["approve"]}})
+
+
+# --- 2. Answering a batch --------------------------------------------------------------------------
+
+
+@lesson
+def test_a_wrong_number_of_decisions_raises_value_error():
+    agent, config, _ = _reviewed([])
+    with pytest.raises(
+        ValueError,
+        match=r"^Number of human decisions \(1\) does not match number of hanging "
+        r"tool calls \(3\)\.",
+    ):
+        agent.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config)
+
+
+@lesson
+def test_a_wrong_answer_is_saved_and_replayed_by_the_next_resume():
+    agent, config, _ = _reviewed([])
+    with pytest.raises(ValueError):
+        agent.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config)
+    with pytest.raises(ValueError, match=r"Number of human decisions \(1\)"):
+        agent.invoke(Command(resume=THREE), config)  # the right count, on the same thread
+
+
+@lesson
+def test_update_state_as_the_model_node_restarts_the_review_and_a_right_answer_then_works():
+    ran = []
+    agent, config, _ = _reviewed(ran)
+    with pytest.raises(ValueError):
+        agent.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config)
+    agent.update_state(config, None, as_node="model")
+    assert "__interrupt__" in agent.invoke(None, config)
+    agent.invoke(Command(resume=THREE), config)
+    assert sorted(ran) == ["delete_file /tmp/a.log", "lookup_weather Paris", "send_email bob"]
+
+
+@lesson
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"type": "edit", "edited_action": {"name": "delete_file", "args": {"path": "/tmp/c.log"}}},
+        {"type": "yes"},
+    ],
+)
+def test_a_decision_type_the_tool_does_not_allow_raises_value_error(bad):
+    agent, config, _ = _reviewed([])
+    with pytest.raises(
+        ValueError,
+        match=r"^Unexpected human decision: .* is not allowed for tool 'delete_file'\. "
+        r"Expected one of \['approve', 'reject'\]",
+    ):
+        agent.invoke(Command(resume={"decisions": [{"type": "approve"}, bad, {"type": "approve"}]}), config)
+
+
+@lesson
+def test_resuming_with_a_bare_list_of_decisions_raises_type_error():
+    agent, config, _ = _reviewed([])
+    with pytest.raises(TypeError, match="list indices must be integers or slices, not str"):
+        agent.invoke(Command(resume=[{"type": "approve"}] * 3), config)
+
+
+# --- 3. What each decision leaves ------------------------------------------------------------------
+
+
+def _decided():
+    ran = []
+    agent, config, _ = _reviewed(ran)
+    done = agent.invoke(Command(resume=THREE), config)
+    return ran, done["messages"]
+
+
+@lesson
+def test_edit_runs_the_reviewers_args_keeps_the_models_call_and_prefixes_a_notice():
+    ran, messages = _decided()
+    [ai] = [m for m in messages if isinstance(m, AIMessage) and m.tool_calls]
+    assert ai.tool_calls[0]["args"] == {"to": "ann"}
+    assert "send_email bob" in ran and "send_email ann" not in ran
+    edited = next(m for m in messages if isinstance(m, ToolMessage) and m.tool_call_id == "call_0_0")
+    assert edited.status == "success"
+    assert edited.content.startswith("Note: a human reviewer replaced this tool call before it ran.")
+    assert edited.content.endswith(
+        'Executed instead: send_email with arguments {"to": "bob"}.\n\nTool response:\nsent to bob'
+    )
+
+
+@lesson
+def test_reject_runs_nothing_and_answers_with_an_error_tool_message_right_after_the_ai_message():
+    ran, messages = _decided()
+    assert "delete_file /tmp/b.log" not in ran
+    [ai] = [m for m in messages if isinstance(m, AIMessage) and m.tool_calls]
+    assert [c["id"] for c in ai.tool_calls] == ["call_0_0", "call_0_1", "call_0_2", "call_0_3"]  # kept
+    after_ai = messages[messages.index(ai) + 1]
+    assert (after_ai.tool_call_id, after_ai.status) == ("call_0_3", "error")
+    assert after_ai.content == (
+        "User rejected the tool call for `delete_file` with id call_0_3. The tool was not "
+        "executed. Do not retry this tool call unless the user explicitly requests it."
+    )
+    assert [m.tool_call_id for m in messages if isinstance(m, ToolMessage)][1:] == [
+        "call_0_0",
+        "call_0_1",
+        "call_0_2",
+    ]
+
+
+@lesson
+def test_reject_with_a_message_quotes_the_reason():
+    agent, config, _ = _reviewed([])
+    decisions = [{"type": "approve"}, {"type": "approve"}, {"type": "reject", "message": "Keep it."}]
+    done = agent.invoke(Command(resume={"decisions": decisions}), config)
+    rejected = next(
+        m for m in done["messages"] if isinstance(m, ToolMessage) and m.tool_call_id == "call_0_3"
+    )
+    assert rejected.content == "User rejected the tool call for `delete_file` with reason: Keep it."
+
+
+@lesson
+def test_unlisted_tools_run_once_after_the_decisions():
+    ran, _ = _decided()
+    assert ran.count("lookup_weather Paris") == 1
+
+
+# --- 4. What a resume re-runs ----------------------------------------------------------------------
+
+
+@lesson
+def test_a_resume_reruns_the_after_model_node_without_calling_the_model_again():
+    ran, model_turns = [], Counter()
+    agent, config, _ = _reviewed(ran, model_turns)
+    with pytest.raises(ValueError):
+        agent.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config)
+    agent.update_state(config, None, as_node="model")
+    agent.invoke(None, config)
+    agent.invoke(Command(resume=THREE), config)
+    assert model_turns["first"] == 1
+
+
+def _pair_tools(counted):
+    @tool
+    def lookup(city: str) -> str:
+        """Look up the weather."""
+        counted["lookup"] += 1
+        return f"{city}: sunny"
+
+    @tool
+    def remove(path: str) -> str:
+        """Delete a file."""
+        counted["remove"] += 1
+        return f"deleted {path}"
+
+    return [lookup, remove]
+
+
+def _approval(request, execute):
+    if request.tool_call["name"] == "remove" and interrupt({"approve?": request.tool_call["args"]}) != "yes":
+        return ToolMessage("refused", tool_call_id=request.tool_call["id"], name="remove", status="error")
+    return execute(request)
+
+
+PAIR = [{"name": "lookup", "args": {"city": "Paris"}}, {"name": "remove", "args": {"path": "/tmp/a.log"}}]
+
+
+def _build(design, tools):
+    model = ScriptedChatModel(script=[PAIR, tool_results_summary])
+    if design == "hitl":
+        return create_agent(
+            model,
+            tools,
+            checkpointer=InMemorySaver(),
+            middleware=[HumanInTheLoopMiddleware(interrupt_on={"remove": True})],
+        )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if design == "breakpoint":
+            return create_react_agent(model, tools, interrupt_before=["tools"], checkpointer=InMemorySaver())
+        return create_react_agent(
+            model, ToolNode(tools, wrap_tool_call=_approval), version=design, checkpointer=InMemorySaver()
+        )
+
+
+@lesson
+@pytest.mark.parametrize(
+    ("design", "resume", "at_pause", "in_all"),
+    [
+        ("hitl", Command(resume={"decisions": [{"type": "approve"}]}), {}, {"lookup": 1, "remove": 1}),
+        ("breakpoint", None, {}, {"lookup": 1, "remove": 1}),
+        ("v2", Command(resume="yes"), {"lookup": 1}, {"lookup": 1, "remove": 1}),
+        ("v1", Command(resume="yes"), {"lookup": 1}, {"lookup": 2, "remove": 1}),
+    ],
+)
+def test_what_each_approval_design_runs_before_the_pause_and_in_all(design, resume, at_pause, in_all):
+    counted = Counter()
+    graph, config = _build(design, _pair_tools(counted)), {"configurable": {"thread_id": design}}
+    graph.invoke(ASK, config)
+    assert dict(counted) == at_pause
+    graph.invoke(resume, config)
+    assert dict(counted) == in_all
+
+
+@lesson
+def test_a_static_breakpoint_returns_no_interrupt_key_and_waits_before_every_tools_task():
+    graph = _build("breakpoint", _pair_tools(Counter()))
+    config = {"configurable": {"thread_id": "b"}}
+    assert "__interrupt__" not in graph.invoke(ASK, config)
+    assert graph.get_state(config).next == ("tools", "tools")
+
+
+@lesson
+def test_create_agent_pauses_without_a_checkpointer_but_cannot_resume():
+    agent = create_agent(
+        ScriptedChatModel(script=[PAIR, tool_results_summary]),
+        _pair_tools(Counter()),
+        middleware=[HumanInTheLoopMiddleware(interrupt_on={"remove": True})],
+    )
+    assert "__interrupt__" in agent.invoke(ASK)
+    with pytest.raises(RuntimeError, match=r"^Cannot use Command\(resume=\.\.\.\) without checkpointer$"):
+        agent.invoke(Command(resume={"decisions": [{"type": "approve"}]}))
+
+
+# --- 5. ToolRetryMiddleware ------------------------------------------------------------------------
+
+
+def _try_retry(middleware, fails=99, args=None):
+    attempts = Counter()
+
+    @tool
+    def fetch_rates(currency: str) -> str:
+        """Fetch an exchange rate."""
+        attempts[currency] += 1
+        if attempts[currency] <= fails:
+            raise ConnectionError(f"rates service dropped attempt {attempts[currency]}")
+        return f"{currency}: 1.08"
+
+    call = [{"name": "fetch_rates", "args": {"currency": "EUR"} if args is None else args}]
+    agent = create_agent(
+        ScriptedChatModel(script=[call, tool_results_summary]), [fetch_rates], middleware=middleware
+    )
+    try:
+        answer = agent.invoke(ASK)["messages"][2]
+        return attempts["EUR"], answer.status, answer.content
+    except Exception as escaped:  # noqa: BLE001 - the test reports what escaped
+        return attempts["EUR"], "raised", f"{type(escaped).__name__}: {escaped}"
+
+
+@lesson
+def test_retry_defaults_are_two_retries_from_one_second_doubling_with_jitter():
+    retry = ToolRetryMiddleware()
+    assert (
+        retry.max_retries,
+        retry.initial_delay,
+        retry.backoff_factor,
+        retry.max_delay,
+        retry.jitter,
+        retry.on_failure,
+    ) == (2, 1.0, 2.0, 60.0, True, "continue")
+
+
+@lesson
+@pytest.mark.parametrize(
+    ("options", "fails", "expected"),
+    [
+        ({}, 1, (2, "success", "EUR: 1.08")),
+        (
+            {},
+            99,
+            (
+                3,
+                "error",
+                "Tool 'fetch_rates' failed after 3 attempts with ConnectionError: rates service "
+                "dropped attempt 3. Please try again.",
+            ),
+        ),
+        (
+            {"max_retries": 4},
+            99,
+            (
+                5,
+                "error",
+                "Tool 'fetch_rates' failed after 5 attempts with ConnectionError: "
+                "rates service dropped attempt 5. Please try again.",
+            ),
+        ),
+        ({"on_failure": "error"}, 99, (3, "raised", "ConnectionError: rates service dropped attempt 3")),
+        (
+            {"on_failure": lambda e: f"rates down ({type(e).__name__})"},
+            99,
+            (3, "error", "rates down (ConnectionError)"),
+        ),
+    ],
+)
+def test_retry_attempts_and_what_the_model_sees_after_the_last_failure(options, fails, expected):
+    assert _try_retry([ToolRetryMiddleware(**options, **FAST)], fails=fails) == expected
+
+
+@lesson
+def test_an_exception_outside_retry_on_propagates_at_once_and_skips_on_failure():
+    tries, status, content = _try_retry(
+        [ToolRetryMiddleware(retry_on=(TimeoutError,), on_failure="continue", **FAST)]
+    )
+    assert (tries, status, content) == (1, "raised", "ConnectionError: rates service dropped attempt 1")
+
+
+@lesson
+def test_a_tool_outside_the_tools_filter_is_not_retried():
+    assert _try_retry([ToolRetryMiddleware(tools=["search"], **FAST)])[:2] == (1, "raised")
+
+
+@lesson
+def test_an_argument_error_is_never_retried_it_comes_back_as_an_error_message():
+    tries, status, content = _try_retry([ToolRetryMiddleware(**FAST)], args={})
+    assert (tries, status) == (0, "error")
+    assert content.startswith("Error invoking tool 'fetch_rates' with kwargs {} with error:")
+
+
+# --- 6. Hook order ---------------------------------------------------------------------------------
+
+
+class _Recorder(AgentMiddleware):
+    def __init__(self, label, trace):
+        super().__init__()
+        self.label, self.trace = label, trace
+
+    @property
+    def name(self):
+        return f"Recorder[{self.label}]"
+
+    def before_agent(self, state, runtime):
+        self.trace.append(f"{self.label}.before_agent")
+
+    def before_model(self, state, runtime):
+        self.trace.append(f"{self.label}.before_model")
+
+    def after_model(self, state, runtime):
+        self.trace.append(f"{self.label}.after_model")
+
+    def after_agent(self, state, runtime):
+        self.trace.append(f"{self.label}.after_agent")
+
+    def wrap_model_call(self, request, handler):
+        self.trace.append(f"{self.label}.wrap_model_call >")
+        response = handler(request)
+        self.trace.append(f"{self.label}.wrap_model_call <")
+        return response
+
+    def wrap_tool_call(self, request, handler):
+        self.trace.append(f"{self.label}.wrap_tool_call >")
+        result = handler(request)
+        self.trace.append(f"{self.label}.wrap_tool_call <")
+        return result
+
+
+@lesson
+def test_before_hooks_run_in_list_order_after_hooks_in_reverse_wrap_hooks_nest_first_outermost():
+    trace = []
+
+    @tool
+    def weather(city: str) -> str:
+        """Look up the weather."""
+        trace.append("tool")
+        return f"{city}: sunny"
+
+    create_agent(
+        ScriptedChatModel(script=[[{"name": "weather", "args": {"city": "Paris"}}], tool_results_summary]),
+        [weather],
+        middleware=[_Recorder("A", trace), _Recorder("B", trace)],
+    ).invoke(ASK)
+    model_call = [
+        "A.before_model",
+        "B.before_model",
+        "A.wrap_model_call >",
+        "B.wrap_model_call >",
+        "B.wrap_model_call <",
+        "A.wrap_model_call <",
+        "B.after_model",
+        "A.after_model",
+    ]
+    tool_call = [
+        "A.wrap_tool_call >",
+        "B.wrap_tool_call >",
+        "tool",
+        "B.wrap_tool_call <",
+        "A.wrap_tool_call <",
+    ]
+    assert trace == [
+        "A.before_agent",
+        "B.before_agent",
+        *model_call,
+        *tool_call,
+        *model_call,
+        "B.after_agent",
+        "A.after_agent",
+    ]
+
+
+# --- 7. What the order changes ---------------------------------------------------------------------
+
+
+class _LogResults(AgentMiddleware):
+    def __init__(self, log):
+        super().__init__()
+        self.log = log
+
+    def wrap_tool_call(self, request, handler):
+        try:
+            result = handler(request)
+        except Exception as error:
+            self.log.append(type(error).__name__)
+            raise
+        self.log.append(result.status)
+        return result
+
+
+@lesson
+def test_a_logger_outside_a_retry_sees_one_result_inside_it_sees_every_attempt():
+    outside, inside = [], []
+    assert _try_retry([_LogResults(outside), ToolRetryMiddleware(**FAST)], fails=2)[:2] == (3, "success")
+    assert _try_retry([ToolRetryMiddleware(**FAST), _LogResults(inside)], fails=2)[:2] == (3, "success")
+    assert outside == ["success"]
+    assert inside == ["ConnectionError", "ConnectionError", "success"]
+
+
+@lesson
+def test_an_error_middleware_inside_a_retry_hides_the_exception_so_one_attempt_is_made():
+    def readable(error, request):
+        return f"{request.tool_call['name']} is down ({type(error).__name__})"
+
+    outside = _try_retry([ToolErrorMiddleware(readable), ToolRetryMiddleware(on_failure="error", **FAST)])
+    inside = _try_retry([ToolRetryMiddleware(**FAST), ToolErrorMiddleware(readable)])
+    assert outside == (3, "error", "fetch_rates is down (ConnectionError)")
+    assert inside == (1, "error", "fetch_rates is down (ConnectionError)")
+
+
+def _questions_asked(order):
+    tries = Counter()
+
+    @tool
+    def transfer(amount: int) -> str:
+        """Transfer money (the bank drops the first request)."""
+        tries["transfer"] += 1
+        if tries["transfer"] < 2:
+            raise ConnectionError("the bank dropped the request")
+        return f"transferred {amount}"
+
+    review = HumanInTheLoopMiddleware(interrupt_on={"transfer": True}, interrupt_mode="per_call")
+    retry = ToolRetryMiddleware(**FAST)
+    agent = create_agent(
+        ScriptedChatModel(script=[[{"name": "transfer", "args": {"amount": 5}}], tool_results_summary]),
+        [transfer],
+        middleware=[review, retry] if order == "review first" else [retry, review],
+        checkpointer=InMemorySaver(),
+    )
+    config, asked = {"configurable": {"thread_id": "transfer"}}, 0
+    result = agent.invoke(ASK, config)
+    while "__interrupt__" in result:
+        asked += 1
+        result = agent.invoke(
+            Command(resume={i.id: {"type": "approve"} for i in result["__interrupt__"]}), config
+        )
+    return asked, tries["transfer"], result["messages"][-1].content
+
+
+@lesson
+def test_per_call_review_outside_a_retry_asks_once_inside_it_asks_once_per_attempt():
+    assert _questions_asked("review first") == (1, 2, "transferred 5")
+    assert _questions_asked("retry first") == (2, 2, "transferred 5")
+
+
+# --- 8. Deep dive: create_react_agent's static breakpoint ------------------------------------------
+
+
+def _at_breakpoint(counted):
+    graph, config = _build("breakpoint", _pair_tools(counted)), {"configurable": {"thread_id": "b"}}
+    graph.invoke(ASK, config)
+    return graph, config, graph.get_state(config).values["messages"][-1]
+
+
+@lesson
+def test_answering_one_call_as_the_tools_node_skips_the_other_and_the_model_node_refuses_the_history():
+    counted = Counter()
+    graph, config, calls = _at_breakpoint(counted)
+    refusal = ToolMessage("refused", tool_call_id=calls.tool_calls[1]["id"], name="remove", status="error")
+    graph.update_state(config, {"messages": [refusal]}, as_node="tools")
+    with pytest.raises(
+        ValueError, match="^Found AIMessages with tool_calls that do not have a corresponding ToolMessage"
+    ):
+        graph.invoke(None, config)
+    assert counted == {}
+
+
+@lesson
+def test_rewriting_the_ai_message_as_the_agent_node_runs_only_the_kept_call():
+    counted = Counter()
+    graph, config, calls = _at_breakpoint(counted)
+    kept = AIMessage(
+        id=calls.id,
+        content="(remove refused by the user)",
+        tool_calls=[c for c in calls.tool_calls if c["name"] != "remove"],
+    )
+    graph.update_state(config, {"messages": [kept]}, as_node="agent")
+    assert graph.invoke(None, config)["messages"][-1].content == "Paris: sunny"
+    assert counted == {"lookup": 1}
+
+
+# --- 9. Deep dive: approval beside a call limit ----------------------------------------------------
+
+
+@lesson
+@pytest.mark.parametrize(("review_first", "blocked_while_asking"), [(True, ["call_0_2"]), (False, [])])
+def test_the_review_asks_about_every_flagged_call_even_one_the_limit_blocks(
+    review_first, blocked_while_asking
+):
+    counted = Counter()
+    tools = _pair_tools(counted)
+    review, limit = (
+        HumanInTheLoopMiddleware(interrupt_on={"remove": True}),
+        ToolCallLimitMiddleware(run_limit=2),
+    )
+    three = [{"name": "remove", "args": {"path": f"/tmp/{x}.log"}} for x in "abc"]
+    agent = create_agent(
+        ScriptedChatModel(script=[three, tool_results_summary]),
+        tools,
+        middleware=[review, limit] if review_first else [limit, review],
+        checkpointer=InMemorySaver(),
+    )
+    config = {"configurable": {"thread_id": "limit"}}
+    [ask] = agent.invoke(ASK, config)["__interrupt__"]
+    assert len(ask.value["action_requests"]) == 3
+    answered = [
+        m.tool_call_id for m in agent.get_state(config).values["messages"] if isinstance(m, ToolMessage)
+    ]
+    assert answered == blocked_while_asking
+    agent.invoke(Command(resume={"decisions": [{"type": "approve"}] * 3}), config)
+    assert counted["remove"] == 2
