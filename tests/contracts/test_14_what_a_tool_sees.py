@@ -19,7 +19,7 @@ from typing import Annotated
 import pytest
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage
-from langchain_core.tools import tool
+from langchain_core.tools import InjectedToolArg, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.config import get_store
 from langgraph.graph import START, MessagesState, StateGraph
@@ -469,3 +469,20 @@ def test_a_shared_asyncio_lock_across_check_await_and_act_fetches_once():
 
     asyncio.run(main())
     assert gate.opened and fetches == ["EUR"]
+
+
+@tool
+def upsert_memory(content: str, store: Annotated[BaseStore, InjectedToolArg]) -> str:
+    "Save a memory."
+    store.put(("memories",), content, {"content": content})
+    return "saved"
+
+
+@lesson
+def test_a_store_annotated_injected_tool_arg_is_never_filled_in_and_the_model_is_asked_for_it():
+    graph = _one_tool_graph([upsert_memory], store=InMemoryStore())
+    result = graph.invoke({"messages": [_ai(_call("upsert_memory", "m1", content="likes tea"))]})
+    reply = result["messages"][-1]
+    assert reply.status == "error"
+    assert reply.content == ("Error invoking tool 'upsert_memory' with kwargs {'content': 'likes tea'} "
+                             "with error:\n store: Field required\n Please fix the error and try again.")
