@@ -330,14 +330,16 @@ def test_a_tool_reads_configurable_tags_and_metadata_but_configurable_never_beco
 
 
 @lesson
-def test_a_checkpointer_writes_plain_configurable_values_into_checkpoint_metadata_but_not_the_context():
+def test_a_checkpointer_writes_plain_configurable_and_metadata_values_into_checkpoint_metadata_not_context():
     graph = _one_tool_graph([read_config], Caller, checkpointer=InMemorySaver())
     graph.invoke({"messages": [_ai(_call("read_config", "r1"))]},
-                 {"configurable": {"thread_id": "c-1", "user": "ann", "api_key": "sk-test"}})
+                 {"configurable": {"thread_id": "c-1", "user": "ann", "api_key": "sk-test"},
+                  "metadata": {"token": "tok-test"}})
     graph.invoke({"messages": [_ai(_call("read_config", "r2"))]}, {"configurable": {"thread_id": "c-2"}},
                  context=Caller("ann", api_key="sk-test"))
     kept = graph.get_state({"configurable": {"thread_id": "c-1"}}).metadata
     assert kept["api_key"] == "sk-test" and kept["user"] == "ann" and "thread_id" not in kept
+    assert kept["token"] == "tok-test"
     assert "sk-test" not in repr(graph.get_state({"configurable": {"thread_id": "c-2"}}).metadata)
 
 
