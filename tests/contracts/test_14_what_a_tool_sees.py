@@ -1,0 +1,490 @@
+"""Library behaviour taught in notebooks/14_what_a_tool_sees.ipynb.
+
+What a tool receives in each place it can run (`ToolRuntime`'s fields), the store with and without
+one, `context_schema` and `context=`, the config and what a checkpointer keeps of it, the caller's
+`ContextVar`s and thread-locals inside sync tools, and shared state under concurrent calls. Every
+interleaving that matters is forced with a gate (`helpers.timing.Rendezvous`), never left to luck.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import dataclasses
+import json
+import threading
+import warnings
+from typing import Annotated
+
+import pytest
+from langchain.agents import create_agent
+from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.tools import InjectedToolArg, tool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.config import get_store
+from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.prebuilt import InjectedStore, ToolNode, ToolRuntime
+from langgraph.runtime import Runtime
+from langgraph.store.base import BaseStore
+from langgraph.store.memory import InMemoryStore
+from pydantic import ValidationError
+from typing_extensions import TypedDict
+
+from helpers.models import ScriptedChatModel
+from helpers.timing import Rendezvous
+
+lesson = pytest.mark.lesson("14_what_a_tool_sees")
+ASK = {"messages": [HumanMessage("go")]}
+NO_OP_WRITER = Runtime().stream_writer
+
+
+@dataclasses.dataclass
+class UserContext:
+    user: str = "guest"
+
+
+@dataclasses.dataclass
+class Plan:
+    user: str = "guest"
+    plan: str = "free"
+
+
+def _call(name, id, **args):
+    return {"name": name, "args": args, "id": id, "type": "tool_call"}
+
+
+def _ai(*calls):
+    return AIMessage(content="", tool_calls=list(calls))
+
+
+def _one_tool_graph(tools, context_schema=None, **compile_options):
+    builder = StateGraph(MessagesState, context_schema=context_schema)
+    builder.add_node("tools", ToolNode(tools))
+    builder.add_edge(START, "tools")
+    return builder.compile(**compile_options)
+
+
+def _react_agent(model, tools, **options):
+    from langgraph.prebuilt import create_react_agent
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return create_react_agent(model, tools, **options)
+
+
+AGENTS = {"create_agent": create_agent, "create_react_agent": _react_agent}
+
+
+@tool
+def peek(runtime: ToolRuntime[UserContext]) -> str:
+    "Report what this call can see."
+    return json.dumps({
+        "state": sorted(runtime.state),
+        "context": repr(runtime.context),
+        "store": type(runtime.store).__name__,
+        "writer_is_no_op": runtime.stream_writer is NO_OP_WRITER,
+        "tool_call_id": runtime.tool_call_id,
+        "thread_id": runtime.config.get("configurable", {}).get("thread_id"),
+    })
+
+
+@tool
+def show_plan(runtime: ToolRuntime[Plan]) -> str:
+    "Show the current user's plan."
+    return repr(runtime.context)
+
+
+def _agent_view(name, tool_, context_schema, **invoke_options):
+    agent = AGENTS[name](ScriptedChatModel(script=[[{"name": tool_.name, "args": {}}], "done"]), [tool_],
+                         context_schema=context_schema, store=InMemoryStore())
+    return agent.invoke(ASK, {"configurable": {"thread_id": "t-1"}}, **invoke_options)["messages"][2].content
+
+
+# -- 1. ToolRuntime's fields in five places -------------------------------------------------------
+@lesson
+@pytest.mark.parametrize(("agent", "state"), [("create_agent", ["messages"]),
+                                              ("create_react_agent", ["messages", "remaining_steps"])])
+def test_in_each_prebuilt_agent_the_runtime_holds_the_runs_context_store_writer_and_config(agent, state):
+    view = json.loads(_agent_view(agent, peek, UserContext, context=UserContext("ann")))
+    assert view == {"state": state, "context": "UserContext(user='ann')", "store": "InMemoryStore",
+                    "writer_is_no_op": False, "tool_call_id": "call_0_0", "thread_id": "t-1"}
+
+
+@lesson
+def test_in_a_hand_wired_graph_the_runtime_holds_the_compiled_store_and_the_runs_context():
+    graph = _one_tool_graph([peek], UserContext, store=InMemoryStore())
+    result = graph.invoke({"messages": [_ai(_call("peek", "c1"))]}, {"configurable": {"thread_id": "t-1"}},
+                          context=UserContext("ann"))
+    assert json.loads(result["messages"][-1].content) == {
+        "state": ["messages"], "context": "UserContext(user='ann')", "store": "InMemoryStore",
+        "writer_is_no_op": False, "tool_call_id": "c1", "thread_id": "t-1"}
+
+
+@lesson
+def test_a_standalone_toolnode_passes_what_runtime_holds_and_a_no_op_writer():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the metadata serializer warning of lesson 07
+        result = ToolNode([peek]).invoke({"messages": [_ai(_call("peek", "c1"))]},
+                                         runtime=Runtime(context=UserContext("ann"), store=InMemoryStore()))
+    view = json.loads(result["messages"][-1].content)
+    assert view["context"] == "UserContext(user='ann')" and view["store"] == "InMemoryStore"
+    assert view["writer_is_no_op"] is True
+    NO_OP_WRITER({"anything": 1})  # accepts anything, does nothing
+
+
+@lesson
+def test_a_direct_invoke_without_a_runtime_fails_with_runtime_field_required():
+    with pytest.raises(ValidationError, match=r"runtime\n  Field required"):
+        peek.invoke({})
+
+
+@lesson
+def test_a_direct_invoke_with_a_hand_built_tool_runtime_works():
+    runtime = ToolRuntime(state={"messages": []}, context=UserContext("test"), config={},
+                          stream_writer=NO_OP_WRITER, tool_call_id="t-1", store=InMemoryStore())
+    view = json.loads(peek.invoke({"runtime": runtime}))
+    assert view["context"] == "UserContext(user='test')" and view["tool_call_id"] == "t-1"
+
+
+# -- 2. The store ---------------------------------------------------------------------------------
+@tool
+def remember(fact: str, runtime: ToolRuntime[UserContext]) -> str:
+    "Remember a fact about the current user."
+    runtime.store.put(("facts", runtime.context.user), fact, {"fact": fact})
+    return "saved"
+
+
+@tool
+def recall(runtime: ToolRuntime[UserContext]) -> str:
+    "List what is known about the current user."
+    return json.dumps([item.key for item in runtime.store.search(("facts", runtime.context.user))])
+
+
+@lesson
+def test_the_store_is_shared_by_every_thread_and_the_state_is_not():
+    def turn(messages):
+        text = messages[-1].content
+        if text.startswith("remember "):
+            return [{"name": "remember", "args": {"fact": text.removeprefix("remember ")}}]
+        return [{"name": "recall", "args": {}}]
+
+    agent = create_agent(ScriptedChatModel(script=[turn, "noted"]), [remember, recall],
+                         context_schema=UserContext, store=InMemoryStore(), checkpointer=InMemorySaver())
+
+    def ask(text, thread, user):
+        return agent.invoke({"messages": [HumanMessage(text)]}, {"configurable": {"thread_id": thread}},
+                            context=UserContext(user))["messages"]
+
+    ask("remember likes tea", "t-1", "ann")
+    second = ask("what do you know?", "t-2", "ann")
+    assert json.loads(second[2].content) == ["likes tea"] and len(second) == 4  # a fresh thread
+    assert json.loads(ask("what do you know?", "t-3", "bob")[2].content) == []
+
+
+@tool
+def save_note(text: str, store: Annotated[BaseStore, InjectedStore()]) -> str:
+    "Save a note."
+    store.put(("notes",), text, {"text": text})
+    return "saved"
+
+
+@tool
+def save_note_maybe(text: str, store: Annotated[BaseStore | None, InjectedStore()] = None) -> str:
+    "Save a note if there is a store."
+    return "saved" if store else "no store"
+
+
+STORE_ERROR = ("Cannot inject store into tools with InjectedStore annotations - "
+               "please compile your graph with a store.")
+
+
+@lesson
+def test_injected_store_without_a_store_crashes_the_agent_with_a_value_error():
+    agent = create_agent(ScriptedChatModel(script=[[{"name": "save_note", "args": {"text": "hi"}}], "ok"]),
+                         [save_note])
+    with pytest.raises(ValueError) as raised:
+        agent.invoke(ASK)
+    assert str(raised.value) == STORE_ERROR
+
+
+@lesson
+def test_an_optional_injected_store_without_a_store_still_raises():
+    with pytest.raises(ValueError) as raised:
+        _one_tool_graph([save_note_maybe]).invoke(
+            {"messages": [_ai(_call("save_note_maybe", "n1", text="x"))]})
+    assert str(raised.value) == STORE_ERROR
+
+
+@lesson
+def test_without_a_store_runtime_store_and_get_store_are_none():
+    @tool
+    def store_kinds(runtime: ToolRuntime) -> str:
+        "Report the store as the runtime and as get_store() see it."
+        return f"{runtime.store!r} {get_store()!r}"
+
+    result = _one_tool_graph([store_kinds]).invoke({"messages": [_ai(_call("store_kinds", "s1"))]})
+    assert result["messages"][-1].content == "None None"
+
+
+@lesson
+def test_without_a_store_runtime_store_put_crashes_the_run_with_attribute_error():
+    @tool
+    def save_with_runtime(text: str, runtime: ToolRuntime) -> str:
+        "Save a note through the runtime's store."
+        runtime.store.put(("notes",), text, {"text": text})
+        return "saved"
+
+    with pytest.raises(AttributeError, match="'NoneType' object has no attribute 'put'"):
+        _one_tool_graph([save_with_runtime]).invoke(
+            {"messages": [_ai(_call("save_with_runtime", "s2", text="x"))]})
+
+
+# -- 3. Context and config ------------------------------------------------------------------------
+@lesson
+@pytest.mark.parametrize("agent", list(AGENTS))
+def test_no_context_gives_none_even_when_every_dataclass_field_has_a_default(agent):
+    assert _agent_view(agent, show_plan, Plan) == "None"
+
+
+@lesson
+@pytest.mark.parametrize("agent", list(AGENTS))
+def test_a_dict_context_is_coerced_into_the_dataclass_with_its_defaults(agent):
+    assert _agent_view(agent, show_plan, Plan, context={"user": "bob"}) == "Plan(user='bob', plan='free')"
+    assert _agent_view(agent, show_plan, Plan, context={}) == "Plan(user='guest', plan='free')"
+
+
+@lesson
+@pytest.mark.parametrize("agent", list(AGENTS))
+def test_an_unknown_context_key_raises_type_error_before_any_node_runs(agent):
+    ran = []
+
+    @tool
+    def show(runtime: ToolRuntime[Plan]) -> str:
+        "Show the plan."
+        ran.append(1)
+        return "shown"
+
+    def turn(messages):
+        ran.append("model")
+        return [{"name": "show", "args": {}}]
+
+    model = ScriptedChatModel(script=[turn, "done"])
+    built = AGENTS[agent](model, [show], context_schema=Plan)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'usr'"):
+        built.invoke(ASK, context={"usr": "ann"})
+    assert ran == []
+
+
+@lesson
+@pytest.mark.parametrize("agent", list(AGENTS))
+def test_a_context_of_the_wrong_type_is_passed_through_with_only_a_serializer_warning(agent):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        seen = _agent_view(agent, show_plan, Plan, context="ann")
+    assert seen == "'ann'"
+    assert any("PydanticSerializationUnexpectedValue" in str(w.message) for w in caught)
+
+
+class PlanDict(TypedDict):
+    user: str
+
+
+@tool
+def show_plan_dict(runtime: ToolRuntime[PlanDict]) -> str:
+    "Show the plan (TypedDict context)."
+    return repr(runtime.context)
+
+
+@lesson
+def test_a_typed_dict_context_is_neither_coerced_nor_checked():
+    graph = _one_tool_graph([show_plan_dict], PlanDict)
+    for context in ({"user": "bob"}, {"usr": "typo"}):
+        result = graph.invoke({"messages": [_ai(_call("show_plan_dict", "p1"))]}, context=context)
+        assert result["messages"][-1].content == repr(context)
+
+
+@dataclasses.dataclass
+class Caller:
+    user: str
+    api_key: str = ""
+
+
+@tool
+def read_config(runtime: ToolRuntime[Caller]) -> str:
+    "Report the parts of the config a tool may care about."
+    config = runtime.config
+    mine = {k: v for k, v in config["configurable"].items() if not k.startswith(("__", "checkpoint"))}
+    return json.dumps({"configurable": mine, "tags": config["tags"],
+                       "tenant": config["metadata"].get("tenant"), "context": repr(runtime.context)})
+
+
+@lesson
+def test_a_tool_reads_configurable_tags_and_metadata_but_configurable_never_becomes_context():
+    graph = _one_tool_graph([read_config], Caller, checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "c-1", "user": "ann"}, "tags": ["web"],
+              "metadata": {"tenant": "acme"}}
+    result = graph.invoke({"messages": [_ai(_call("read_config", "r1"))]}, config)
+    seen = json.loads(result["messages"][-1].content)
+    assert seen == {"configurable": {"thread_id": "c-1", "user": "ann"}, "tags": ["web"], "tenant": "acme",
+                    "context": "None"}
+
+
+@lesson
+def test_a_checkpointer_writes_plain_configurable_and_metadata_values_into_checkpoint_metadata_not_context():
+    graph = _one_tool_graph([read_config], Caller, checkpointer=InMemorySaver())
+    graph.invoke({"messages": [_ai(_call("read_config", "r1"))]},
+                 {"configurable": {"thread_id": "c-1", "user": "ann", "api_key": "sk-test"},
+                  "metadata": {"token": "tok-test"}})
+    graph.invoke({"messages": [_ai(_call("read_config", "r2"))]}, {"configurable": {"thread_id": "c-2"}},
+                 context=Caller("ann", api_key="sk-test"))
+    kept = graph.get_state({"configurable": {"thread_id": "c-1"}}).metadata
+    assert kept["api_key"] == "sk-test" and kept["user"] == "ann" and "thread_id" not in kept
+    assert kept["token"] == "tok-test"
+    assert "sk-test" not in repr(graph.get_state({"configurable": {"thread_id": "c-2"}}).metadata)
+
+
+# -- 4. contextvars and thread-locals ------------------------------------------------------------
+request_id = contextvars.ContextVar("request_id", default="<unset>")
+request_local = threading.local()
+
+
+@tool
+def probe(label: str) -> str:
+    "Report what this thread can see of the caller's request id."
+    seen = f"{request_id.get()} {getattr(request_local, 'id', '<unset>')}"
+    request_id.set(f"changed by {label}")
+    return seen
+
+
+TWO_PROBES = {"messages": [_ai(_call("probe", "p1", label="p1"), _call("probe", "p2", label="p2"))]}
+
+
+def _probes_and_caller(run):
+    request_id.set("req-42")
+    request_local.id = "req-42"
+    try:
+        return [m.content for m in run()["messages"][1:]], request_id.get()
+    finally:
+        del request_local.id
+
+
+@lesson
+def test_under_invoke_sync_tools_see_the_callers_contextvar_not_its_thread_local_and_changes_stay_inside():
+    probe_graph = _one_tool_graph([probe])
+    seen, caller = contextvars.copy_context().run(_probes_and_caller, lambda: probe_graph.invoke(TWO_PROBES))
+    assert seen == ["req-42 <unset>", "req-42 <unset>"] and caller == "req-42"
+
+
+@lesson
+def test_under_ainvoke_sync_tools_see_the_callers_contextvar_not_its_thread_local_and_changes_stay_inside():
+    probe_graph = _one_tool_graph([probe])
+
+    async def main():
+        request_id.set("req-42")
+        request_local.id = "req-42"
+        try:
+            result = await probe_graph.ainvoke(TWO_PROBES)
+        finally:
+            del request_local.id
+        return [m.content for m in result["messages"][1:]], request_id.get()
+
+    seen, caller = asyncio.run(main())
+    assert seen == ["req-42 <unset>", "req-42 <unset>"] and caller == "req-42"
+
+
+# -- 5. Shared state under concurrent calls ------------------------------------------------------
+TWO_VISITS = {"messages": [_ai(_call("count_visit", "v1", page="home"),
+                               _call("count_visit", "v2", page="home"))]}
+TWO_RATES = {"messages": [_ai(_call("exchange_rate", "r1", currency="EUR"),
+                              _call("exchange_rate", "r2", currency="EUR"))]}
+
+
+@lesson
+def test_sync_tools_under_invoke_lose_an_update_when_both_read_before_either_writes():
+    counts, gate = {}, Rendezvous(2)
+
+    @tool
+    def count_visit(page: str) -> str:
+        "Count a visit to a page."
+        seen = counts.get(page, 0)
+        gate.wait()
+        counts[page] = seen + 1
+        return "ok"
+
+    _one_tool_graph([count_visit]).invoke(TWO_VISITS)
+    assert gate.opened and counts == {"home": 1}
+
+
+@lesson
+def test_a_shared_threading_lock_across_read_and_write_keeps_both_updates():
+    counts, gate, lock = {}, Rendezvous(2), threading.Lock()
+
+    @tool
+    def count_visit(page: str) -> str:
+        "Count a visit to a page."
+        gate.wait()
+        with lock:
+            seen = counts.get(page, 0)
+            counts[page] = seen + 1
+        return "ok"
+
+    _one_tool_graph([count_visit]).invoke(TWO_VISITS)
+    assert gate.opened and counts == {"home": 2}
+
+
+@lesson
+def test_async_tools_under_ainvoke_check_then_act_across_an_await_both_fetch():
+    cache, fetches, gate = {}, [], Rendezvous(2)
+
+    @tool
+    async def exchange_rate(currency: str) -> str:
+        "Look up an exchange rate (cached)."
+        if currency not in cache:
+            await gate.wait_async()
+            fetches.append(currency)
+            cache[currency] = 1.08
+        return "ok"
+
+    asyncio.run(_one_tool_graph([exchange_rate]).ainvoke(TWO_RATES))
+    assert gate.opened and fetches == ["EUR", "EUR"]
+
+
+@lesson
+def test_a_shared_asyncio_lock_across_check_await_and_act_fetches_once():
+    cache, fetches, gate = {}, [], Rendezvous(2)
+
+    async def main():
+        lock = asyncio.Lock()
+
+        @tool
+        async def exchange_rate(currency: str) -> str:
+            "Look up an exchange rate (cached)."
+            await gate.wait_async()
+            async with lock:
+                if currency not in cache:
+                    await asyncio.sleep(0)
+                    fetches.append(currency)
+                    cache[currency] = 1.08
+            return "ok"
+
+        await _one_tool_graph([exchange_rate]).ainvoke(TWO_RATES)
+
+    asyncio.run(main())
+    assert gate.opened and fetches == ["EUR"]
+
+
+@tool
+def upsert_memory(content: str, store: Annotated[BaseStore, InjectedToolArg]) -> str:
+    "Save a memory."
+    store.put(("memories",), content, {"content": content})
+    return "saved"
+
+
+@lesson
+def test_a_store_annotated_injected_tool_arg_is_never_filled_in_and_the_model_is_asked_for_it():
+    graph = _one_tool_graph([upsert_memory], store=InMemoryStore())
+    result = graph.invoke({"messages": [_ai(_call("upsert_memory", "m1", content="likes tea"))]})
+    reply = result["messages"][-1]
+    assert reply.status == "error"
+    assert reply.content == ("Error invoking tool 'upsert_memory' with kwargs {'content': 'likes tea'} "
+                             "with error:\n store: Field required\n Please fix the error and try again.")
