@@ -14,14 +14,16 @@ import os
 import subprocess
 import sys
 import threading
-from typing import Annotated
+from dataclasses import dataclass
+from typing import Annotated, Any
 
 import pytest
-from langchain_core.messages import HumanMessage, ToolMessage
+from langchain_core.messages import HumanMessage, RemoveMessage, ToolMessage
 from langchain_core.tools import InjectedToolCallId, StructuredTool, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, MessagesState, StateGraph
-from langgraph.prebuilt import ToolNode, ToolRuntime
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
+from langgraph.prebuilt import InjectedStore, ToolNode, ToolRuntime, tools_condition
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Send, interrupt
 
@@ -414,3 +416,857 @@ def test_the_mcp_adapter_answers_server_errors_by_default_and_raises_a_tool_exce
     assert answer.status == "error" and "traffic service unreachable for Paris" in answer.text
     raised = asyncio.run(scenario(handle_tool_errors=False))
     assert isinstance(raised, ToolException) and "traffic service unreachable for Paris" in str(raised)
+
+
+# == Sittings 7–9: streaming and stopping, failure and cancellation, middleware and tool definitions ==
+GO = {"messages": [HumanMessage("go")]}
+
+
+def agents_module():
+    return pytest.importorskip("langchain.agents", reason="langchain (create_agent) is not installed")
+
+
+def middleware_module():
+    return pytest.importorskip(
+        "langchain.agents.middleware", reason="langchain's middleware is not installed"
+    )
+
+
+@tool
+def find(query: str) -> str:
+    """Look something up."""
+    return f"found {query}"
+
+
+@tool
+def flag(tool_call_id: Annotated[str, InjectedToolCallId]) -> Command:
+    """Set a flag (answers its call with a Command)."""
+    return Command(update={"messages": [ToolMessage("flag set", tool_call_id=tool_call_id)]})
+
+
+# -- sitting 7: streaming and stopping ---------------------------------------------------------------
+@drill_bank
+def test_drill_44_a_command_in_the_batch_streams_a_list_in_the_loop_and_one_dict_per_call_in_create_agent():
+    from helpers.graphs import tool_loop
+
+    turn = [[{"name": "find", "args": {"query": "Paris"}}, {"name": "flag", "args": {}}], "done"]
+    loop = tool_loop(ScriptedChatModel(script=turn).bind_tools([find, flag]), [find, flag])
+    agent = agents_module().create_agent(ScriptedChatModel(script=turn), [find, flag])
+    loop_chunks = [u["tools"] for u in loop.stream(GO, stream_mode="updates") if "tools" in u]
+    agent_chunks = [u["tools"] for u in agent.stream(GO, stream_mode="updates") if "tools" in u]
+    assert len(loop_chunks) == 1 and isinstance(loop_chunks[0], list)
+    assert [len(u["messages"]) for u in loop_chunks[0]] == [1, 1]
+    assert len(agent_chunks) == 2 and all(
+        isinstance(c, dict) and len(c["messages"]) == 1 for c in agent_chunks
+    )
+
+
+@drill_bank
+def test_drill_45_progress_streams_first_is_dropped_by_invoke_and_a_unit_test_gets_a_key_error():
+    from langgraph.config import get_stream_writer
+
+    from helpers.graphs import tool_loop
+
+    @tool
+    def crawl(site: str) -> str:
+        """Crawl a site, reporting each page."""
+        write = get_stream_writer()
+        for page in (1, 2):
+            write({"page": page})
+        return f"crawled {site}"
+
+    loop = tool_loop(
+        ScriptedChatModel(script=[[{"name": "crawl", "args": {"site": "s"}}], "done"]).bind_tools([crawl]),
+        [crawl],
+    )
+    order = [
+        mode if mode == "custom" else next(iter(chunk))
+        for mode, chunk in loop.stream(GO, stream_mode=["updates", "custom"])
+    ]
+    assert order == ["llm", "custom", "custom", "tools", "llm"]
+    assert loop.invoke(GO)["messages"][-2].content == "crawled s"
+    with pytest.raises(KeyError) as raised:
+        crawl.invoke({"site": "s"})
+    assert raised.value.args == ("__pregel_runtime",)
+
+
+@drill_bank
+def test_drill_46_an_inner_models_tokens_stream_under_tools_unless_tagged_nostream():
+    from helpers.graphs import tool_loop
+
+    inner = ScriptedChatModel(script=["a short summary"])
+
+    def seen(quiet):
+        @tool
+        def summarise(url: str) -> str:
+            """Summarise a page."""
+            return (inner.with_config(tags=["nostream"]) if quiet else inner).invoke(url).content
+
+        graph = tool_loop(
+            ScriptedChatModel(script=[[{"name": "summarise", "args": {"url": "u"}}], "ok"]).bind_tools(
+                [summarise]
+            ),
+            [summarise],
+        )
+        return [
+            (meta["langgraph_node"], type(m).__name__, m.content)
+            for m, meta in graph.stream(GO, stream_mode="messages")
+            if m.content
+        ]
+
+    loud = seen(False)
+    assert [r for r in loud if r[:2] == ("tools", "AIMessageChunk")]
+    assert "".join(r[2] for r in loud if r[:2] == ("tools", "AIMessageChunk")) == "a short summary"
+    assert seen(True) == [("tools", "ToolMessage", "a short summary"), ("llm", "AIMessageChunk", "ok")]
+
+
+@drill_bank
+def test_drill_47_at_limits_6_and_7_create_agent_raises_and_create_react_agent_apologises_only_at_6():
+    import warnings
+
+    from langgraph.errors import GraphRecursionError
+    from langgraph.prebuilt import create_react_agent
+
+    forever = [[{"name": "find", "args": {"query": f"p{i}"}}] for i in range(40)]
+
+    def outcome(build, limit):
+        try:
+            return (
+                build(ScriptedChatModel(script=forever), [find])
+                .invoke(GO, {"recursion_limit": limit})["messages"][-1]
+                .content
+            )
+        except GraphRecursionError:
+            return "GraphRecursionError"
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        react = {limit: outcome(create_react_agent, limit) for limit in (6, 7)}
+    agent = {limit: outcome(agents_module().create_agent, limit) for limit in (6, 7)}
+    assert agent == {6: "GraphRecursionError", 7: "GraphRecursionError"}
+    assert react == {6: "Sorry, need more steps to process this request.", 7: "GraphRecursionError"}
+
+
+@drill_bank
+def test_drill_48_return_direct_beside_another_call_stops_create_react_agent_but_not_create_agent():
+    import warnings
+
+    from langgraph.prebuilt import create_react_agent
+
+    @tool(return_direct=True)
+    def final_answer(text: str) -> str:
+        """Give the final answer."""
+        return text
+
+    turns = {
+        "alone": [{"name": "final_answer", "args": {"text": "42"}}],
+        "beside": [
+            {"name": "final_answer", "args": {"text": "42"}},
+            {"name": "find", "args": {"query": "x"}},
+        ],
+    }
+    endings = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for label, turn in turns.items():
+            for name, build in (("agent", agents_module().create_agent), ("react", create_react_agent)):
+                messages = build(ScriptedChatModel(script=[turn, "again"]), [final_answer, find]).invoke(GO)[
+                    "messages"
+                ]
+                endings[label, name] = (
+                    type(messages[-1]).__name__,
+                    sum(isinstance(m, ToolMessage) for m in messages),
+                )
+    assert endings["alone", "agent"] == endings["alone", "react"] == ("ToolMessage", 1)
+    assert endings["beside", "agent"] == ("AIMessage", 2) and endings["beside", "react"] == ("ToolMessage", 2)
+
+
+@drill_bank
+@pytest.mark.parametrize(
+    ("exit_behavior", "fetched_pages", "unanswered"),
+    [("continue", ["a"], 0), ("end", [], 0), ("error", [], 2)],
+)
+def test_drill_49_a_one_call_budget_fetches_one_none_or_none_and_error_leaves_the_turn_unanswered(
+    exit_behavior, fetched_pages, unanswered
+):
+    middleware = middleware_module()
+    from langchain.agents.middleware.tool_call_limit import ToolCallLimitExceededError
+
+    fetched = []
+
+    @tool
+    def fetch_page(url: str) -> str:
+        """Fetch a page."""
+        fetched.append(url)
+        return f"fetched {url}"
+
+    greedy = [
+        [{"name": "fetch_page", "args": {"url": "a"}}, {"name": "fetch_page", "args": {"url": "b"}}],
+        "final answer",
+    ]
+    agent = agents_module().create_agent(
+        ScriptedChatModel(script=greedy),
+        [fetch_page],
+        checkpointer=InMemorySaver(),
+        middleware=[middleware.ToolCallLimitMiddleware(run_limit=1, exit_behavior=exit_behavior)],
+    )
+    config = {"configurable": {"thread_id": exit_behavior}}
+    if exit_behavior == "error":
+        with pytest.raises(ToolCallLimitExceededError):
+            agent.invoke(GO, config)
+    else:
+        agent.invoke(GO, config)
+    messages = agent.get_state(config).values["messages"]
+    assert fetched == fetched_pages and len(unanswered_tool_calls(messages)) == unanswered
+
+
+@drill_bank
+def test_drill_50_parallel_tool_calls_false_is_sent_and_toolnode_runs_both_calls_a_server_returns():
+    from langchain_openai import ChatOpenAI
+
+    from helpers.graphs import tool_loop
+    from helpers.openai_endpoint import ScriptedOpenAIEndpoint
+
+    script = [
+        [{"name": "find", "args": {"query": "the city"}}, {"name": "find", "args": {"query": "its weather"}}],
+        "done",
+    ]
+    with ScriptedOpenAIEndpoint(script) as endpoint:
+        llm = ChatOpenAI(
+            model="gpt-4o", base_url=endpoint.base_url, api_key="unused", use_responses_api=False
+        )
+        messages = tool_loop(llm.bind_tools([find], parallel_tool_calls=False), [find]).invoke(GO)["messages"]
+        sent = endpoint.requests[0]["parallel_tool_calls"]
+    assert sent is False
+    assert [m.content for m in messages if isinstance(m, ToolMessage)] == [
+        "found the city",
+        "found its weather",
+    ]
+
+
+# -- sitting 8: failure, recovery and cancellation ---------------------------------------------------
+class Payments:
+    """`take_payment` always works, `send_receipt` fails while the service is down; `paid` records."""
+
+    TURN = [
+        [{"name": "take_payment", "args": {"amount": 5}}, {"name": "send_receipt", "args": {"user": "ann"}}],
+        "all done",
+    ]
+
+    def __init__(self):
+        self.paid, self.up = [], False
+
+        @tool
+        def take_payment(amount: int) -> str:
+            """Charge the customer."""
+            self.paid.append(amount)
+            return f"charged {amount}"
+
+        @tool
+        def send_receipt(user: str) -> str:
+            """Send the receipt."""
+            if not self.up:
+                raise ConnectionError("receipt service is down")
+            return f"receipt sent to {user}"
+
+        self.tools = [take_payment, send_receipt]
+
+    def batch(self, model):
+        llm = model.bind_tools(self.tools)
+        builder = StateGraph(MessagesState)
+        builder.add_node("llm", lambda state: {"messages": [llm.invoke(state["messages"])]})
+        builder.add_node("tools", ToolNode(self.tools))
+        builder.add_edge(START, "llm")
+        builder.add_conditional_edges("llm", tools_condition)
+        builder.add_edge("tools", "llm")
+        return builder.compile(checkpointer=InMemorySaver())
+
+    def agent(self, model):
+        return agents_module().create_agent(model, self.tools, checkpointer=InMemorySaver())
+
+    def crash(self, design, model=None):
+        graph = getattr(self, design)(model or ScriptedChatModel(script=self.TURN))
+        config = {"configurable": {"thread_id": design}}
+        with pytest.raises(ConnectionError):
+            graph.invoke({"messages": [HumanMessage("Charge ann 5")]}, config)
+        return graph, config
+
+
+@drill_bank
+@pytest.mark.parametrize(
+    ("design", "answered", "unanswered"), [("batch", [], 2), ("agent", ["charged 5"], 1)]
+)
+def test_drill_51_a_mid_batch_raise_keeps_no_answer_in_the_batch_and_the_finished_one_in_create_agent(
+    design, answered, unanswered
+):
+    shop = Payments()
+    graph, config = shop.crash(design)
+    snapshot = graph.get_state(config)
+    messages = snapshot.values["messages"]
+    assert snapshot.next == ("tools",) and shop.paid == [5]
+    assert [m.content for m in messages if isinstance(m, ToolMessage)] == answered
+    assert len(unanswered_tool_calls(messages)) == unanswered
+
+
+@drill_bank
+@pytest.mark.parametrize(("design", "payments"), [("batch", 2), ("agent", 1)])
+def test_drill_52_resuming_charges_twice_with_the_batch_and_once_with_create_agent(design, payments):
+    shop = Payments()
+    graph, config = shop.crash(design)
+    shop.up = True
+    assert graph.invoke(None, config)["messages"][-1].content == "all done"
+    assert len(shop.paid) == payments
+
+
+def repair_history(graph, config):
+    messages = graph.get_state(config).values["messages"]
+    answers = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
+    repaired = []
+    for message in messages:
+        if isinstance(message, ToolMessage):
+            continue
+        repaired.append(message)
+        for call in getattr(message, "tool_calls", []):
+            repaired.append(
+                answers.get(call["id"])
+                or ToolMessage("not completed", tool_call_id=call["id"], status="error")
+            )
+    graph.update_state(
+        config, {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *repaired]}, as_node="tools"
+    )
+
+
+@drill_bank
+def test_drill_53_a_crashed_thread_gets_a_400_appending_answers_fails_rewriting_works():
+    from langchain_openai import ChatOpenAI
+
+    from helpers.openai_endpoint import ScriptedOpenAIEndpoint
+
+    shop = Payments()
+    with ScriptedOpenAIEndpoint([Payments.TURN[0], "back on track"], check_history=True) as endpoint:
+        llm = ChatOpenAI(
+            model="gpt-4o",
+            base_url=endpoint.base_url,
+            api_key="unused",
+            use_responses_api=False,
+            max_retries=0,
+        )
+        graph, config = shop.crash("batch", model=llm)
+        with pytest.raises(Exception) as first:
+            graph.invoke({"messages": [HumanMessage("What is my balance?")]}, config)
+        late = [
+            ToolMessage("not completed", tool_call_id=i, status="error")
+            for i in unanswered_tool_calls(graph.get_state(config).values["messages"])
+        ]
+        graph.update_state(config, {"messages": late}, as_node="tools")
+        with pytest.raises(Exception) as appended:
+            graph.invoke(None, config)
+        repair_history(graph, config)
+        assert graph.invoke(None, config)["messages"][-1].content == "back on track"
+    assert first.value.status_code == 400 and "did not have response messages" in str(first.value)
+    assert appended.value.status_code == 400
+
+
+@drill_bank
+def test_drill_54_a_timeout_around_ainvoke_cancels_the_async_tool_while_the_sync_tools_thread_finishes():
+    done, thread_started, release, thread_done = [], threading.Event(), threading.Event(), threading.Event()
+
+    async def scenario():
+        async_started = asyncio.Event()
+
+        @tool
+        async def async_search(query: str) -> str:
+            """Search (async)."""
+            async_started.set()
+            await asyncio.Event().wait()
+            done.append("async_search")
+            return "a"
+
+        @tool
+        def thread_search(query: str) -> str:
+            """Search (sync)."""
+            thread_started.set()
+            release.wait(5)
+            done.append("thread_search")
+            thread_done.set()
+            return "b"
+
+        script = [
+            [
+                {"name": "async_search", "args": {"query": "a"}},
+                {"name": "thread_search", "args": {"query": "b"}},
+            ],
+            "done",
+        ]
+        agent = agents_module().create_agent(
+            ScriptedChatModel(script=script), [async_search, thread_search], checkpointer=InMemorySaver()
+        )
+        config = {"configurable": {"thread_id": "deadline"}}
+
+        async def trigger(deadline):
+            await async_started.wait()
+            await asyncio.to_thread(thread_started.wait, 5)
+            deadline.reschedule(asyncio.get_running_loop().time())
+
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(None) as deadline:
+                waiter = asyncio.ensure_future(trigger(deadline))
+                await agent.ainvoke({"messages": [HumanMessage("search")]}, config)
+        await waiter
+        at_timeout = list(done)
+        release.set()
+        assert await asyncio.to_thread(thread_done.wait, 5)
+        snapshot = await agent.aget_state(config)
+        return at_timeout, list(done), len(unanswered_tool_calls(snapshot.values["messages"]))
+
+    assert asyncio.run(scenario()) == ([], ["thread_search"], 2)
+
+
+@drill_bank
+def test_drill_55_three_agent_runs_one_failing_under_gather_return_exceptions_and_a_task_group():
+    create_agent = agents_module().create_agent
+
+    async def scenario():
+        finished, go = [], asyncio.Event()
+
+        @tool
+        async def greet_user(user: str) -> str:
+            """Greet the user."""
+            if user == "bob":
+                raise ConnectionError("down")
+            await go.wait()
+            finished.append(user)
+            return f"hello {user}"
+
+        def runs():
+            finished.clear()
+            go.clear()
+            return [
+                create_agent(
+                    ScriptedChatModel(script=[[{"name": "greet_user", "args": {"user": u}}], "done"]),
+                    [greet_user],
+                ).ainvoke({"messages": [HumanMessage(u)]})
+                for u in ("ann", "bob", "cy")
+            ]
+
+        tasks = [asyncio.ensure_future(r) for r in runs()]
+        with pytest.raises(ConnectionError):
+            await asyncio.gather(*tasks)
+        gather_at_raise = sorted(finished)
+        go.set()
+        await asyncio.wait([t for t in tasks if not t.done()], timeout=5)
+        gather_later = sorted(finished)
+
+        pending = runs()
+        go.set()
+        outcomes = [type(o).__name__ for o in await asyncio.gather(*pending, return_exceptions=True)]
+        with_exceptions = sorted(finished)
+
+        pending = runs()
+        try:
+            async with asyncio.TaskGroup() as group:
+                group_tasks = [group.create_task(r) for r in pending]
+        except* ConnectionError as failures:
+            group_raised = type(failures).__name__
+        go.set()
+        await asyncio.sleep(0)
+        return (
+            gather_at_raise,
+            gather_later,
+            outcomes,
+            with_exceptions,
+            group_raised,
+            [t.cancelled() for t in group_tasks],
+            sorted(finished),
+        )
+
+    assert asyncio.run(scenario()) == (
+        [],
+        ["ann", "cy"],
+        ["dict", "ConnectionError", "dict"],
+        ["ann", "cy"],
+        "ExceptionGroup",
+        [True, False, True],
+        [],
+    )
+
+
+@drill_bank
+def test_drill_56_a_node_timeout_is_refused_under_sync_invoke_before_any_tool_runs_and_works_under_ainvoke():
+    paid = []
+
+    @tool
+    def take_payment(amount: int) -> str:
+        """Charge the customer."""
+        paid.append(amount)
+        return f"charged {amount}"
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("tools", ToolNode([take_payment]), timeout=1.0)
+    builder.add_edge(START, "tools")
+    graph = builder.compile()
+    call = {"messages": [tool_calls_message([("take_payment", {"amount": 1})])]}
+    with pytest.raises(ValueError, match="only supported for async nodes"):
+        graph.invoke(call)
+    assert paid == []
+    assert asyncio.run(graph.ainvoke(call))["messages"][-1].content == "charged 1" and paid == [1]
+
+
+# -- sitting 9: approval, retry, middleware order, what a tool sees, tool definitions -----------------
+class Reviewed:
+    """`erase` and `mail` need approval, `peek` does not; `ran` records what really ran."""
+
+    def __init__(self):
+        self.ran = []
+
+        def recording(name, verb):
+            def run(arg: str) -> str:
+                self.ran.append(f"{name} {arg}")
+                return f"{verb} {arg}"
+
+            return run
+
+        self.tools = [
+            StructuredTool.from_function(
+                recording("erase", "erased"), name="erase", description="Erase a file."
+            ),
+            StructuredTool.from_function(
+                recording("mail", "mailed"), name="mail", description="Send an email."
+            ),
+            StructuredTool.from_function(recording("peek", "peeked"), name="peek", description="Look up."),
+        ]
+        turn = [
+            {"name": "erase", "args": {"arg": "/tmp/a"}},
+            {"name": "mail", "args": {"arg": "ann"}},
+            {"name": "peek", "args": {"arg": "x"}},
+        ]
+        self.agent = agents_module().create_agent(
+            ScriptedChatModel(script=[turn, tool_results_summary]),
+            self.tools,
+            checkpointer=InMemorySaver(),
+            middleware=[
+                middleware_module().HumanInTheLoopMiddleware(interrupt_on={"erase": True, "mail": True})
+            ],
+        )
+        self.config = {"configurable": {"thread_id": "reviewed"}}
+
+
+@drill_bank
+def test_drill_57_one_decision_for_two_flagged_calls_raises_and_the_saved_resume_is_replayed():
+    reviewed = Reviewed()
+    paused = reviewed.agent.invoke(GO, reviewed.config)["__interrupt__"]
+    assert len(paused) == 1 and [a["name"] for a in paused[0].value["action_requests"]] == ["erase", "mail"]
+    assert reviewed.ran == []
+    with pytest.raises(
+        ValueError, match=r"Number of human decisions \(1\) does not match number of hanging tool calls \(2\)"
+    ):
+        reviewed.agent.invoke(Command(resume={"decisions": [{"type": "approve"}]}), reviewed.config)
+    with pytest.raises(ValueError, match=r"\(1\) does not match"):
+        reviewed.agent.invoke(Command(resume={"decisions": [{"type": "approve"}] * 2}), reviewed.config)
+    assert reviewed.ran == []
+
+
+@drill_bank
+def test_drill_58_an_edit_runs_the_reviewers_call_the_message_keeps_the_models_a_reject_is_answered():
+    reviewed = Reviewed()
+    reviewed.agent.invoke(GO, reviewed.config)
+    decisions = [
+        {"type": "edit", "edited_action": {"name": "erase", "args": {"arg": "/tmp/b"}}},
+        {"type": "reject", "message": "no emails today"},
+    ]
+    history = reviewed.agent.invoke(Command(resume={"decisions": decisions}), reviewed.config)["messages"]
+    answers = {m.name: m for m in history if isinstance(m, ToolMessage)}
+    assert sorted(reviewed.ran) == ["erase /tmp/b", "peek x"]
+    assert history[1].tool_calls[0]["args"] == {"arg": "/tmp/a"} and len(history[1].tool_calls) == 3
+    assert answers["mail"].status == "error" and "no emails today" in answers["mail"].content
+    assert answers["erase"].status == "success" and "erased /tmp/b" in answers["erase"].content
+    assert unanswered_tool_calls(history) == []
+
+
+def retry_outcome(exception, **options):
+    tries = []
+
+    @tool
+    def failing(city: str) -> str:
+        """Always fails."""
+        tries.append(city)
+        raise exception("dropped")
+
+    retry = middleware_module().ToolRetryMiddleware(initial_delay=0, jitter=False, **options)
+    agent = agents_module().create_agent(
+        ScriptedChatModel(script=[[{"name": "failing", "args": {"city": "Paris"}}], tool_results_summary]),
+        [failing],
+        middleware=[retry],
+    )
+    try:
+        last = agent.invoke(GO)["messages"][-2]
+        return len(tries), last.status, last.content
+    except Exception as exc:
+        return len(tries), "raised", type(exc).__name__
+
+
+@drill_bank
+def test_drill_59_tool_retry_tries_three_times_unlisted_errors_escape_on_failure_error_raises():
+    assert retry_outcome(ConnectionError) == (
+        3,
+        "error",
+        "Tool 'failing' failed after 3 attempts with ConnectionError: dropped. Please try again.",
+    )
+    assert retry_outcome(ValueError, retry_on=(ConnectionError,)) == (1, "raised", "ValueError")
+    assert retry_outcome(ConnectionError, on_failure="error") == (3, "raised", "ConnectionError")
+
+
+@drill_bank
+def test_drill_60_two_middlewares_run_before_hooks_in_order_after_hooks_reversed_and_wrap_hooks_nested():
+    AgentMiddleware = middleware_module().AgentMiddleware
+    hooks = []
+
+    class Named(AgentMiddleware):
+        def __init__(self, label):
+            super().__init__()
+            self.label = label
+
+        @property
+        def name(self):
+            return self.label
+
+        def before_model(self, state, runtime):
+            hooks.append(f"{self.label}.before_model")
+
+        def after_model(self, state, runtime):
+            hooks.append(f"{self.label}.after_model")
+
+        def wrap_model_call(self, request, handler):
+            hooks.append(f"{self.label}.model(")
+            response = handler(request)
+            hooks.append(f"{self.label}.model)")
+            return response
+
+        def wrap_tool_call(self, request, handler):
+            hooks.append(f"{self.label}.tool(")
+            result = handler(request)
+            hooks.append(f"{self.label}.tool)")
+            return result
+
+    agents_module().create_agent(
+        ScriptedChatModel(script=[[{"name": "find", "args": {"query": "x"}}], "done"]),
+        [find],
+        middleware=[Named("A"), Named("B")],
+    ).invoke(GO)
+    turn = [
+        "A.before_model",
+        "B.before_model",
+        "A.model(",
+        "B.model(",
+        "B.model)",
+        "A.model)",
+        "B.after_model",
+        "A.after_model",
+    ]
+    assert hooks == turn + ["A.tool(", "B.tool(", "B.tool)", "A.tool)"] + turn
+
+
+@dataclass
+class Prefs:
+    """A context schema whose field has a default (drill 61)."""
+
+    units: str = "metric"
+
+
+@drill_bank
+def test_drill_61_no_store_gives_none_or_raises_and_context_defaults_are_not_applied():
+    from langgraph.store.memory import InMemoryStore
+
+    @tool
+    def via_runtime(note: str, runtime: ToolRuntime[Prefs]) -> str:
+        """Save a note."""
+        return f"store={type(runtime.store).__name__} context={runtime.context!r}"
+
+    @tool
+    def injected(note: str, store: Annotated[Any, InjectedStore()]) -> str:
+        """Save a note."""
+        return f"store={type(store).__name__}"
+
+    def agent(note_tool, **options):
+        return agents_module().create_agent(
+            ScriptedChatModel(script=[[{"name": note_tool.name, "args": {"note": "x"}}], "done"]),
+            [note_tool],
+            context_schema=Prefs,
+            **options,
+        )
+
+    assert agent(via_runtime).invoke(GO)["messages"][-2].content == "store=NoneType context=None"
+    with pytest.raises(ValueError, match="compile your graph with a store"):
+        agent(injected).invoke(GO)
+    assert agent(injected, store=InMemoryStore()).invoke(GO)["messages"][-2].content == "store=InMemoryStore"
+    assert (
+        agent(via_runtime).invoke(GO, context={"units": "imperial"})["messages"][-2].content
+        == "store=NoneType context=Prefs(units='imperial')"
+    )
+
+
+@drill_bank
+def test_drill_62_a_context_var_reaches_sync_tools_on_both_paths_a_thread_local_only_async_ones():
+    import contextvars
+
+    request_id = contextvars.ContextVar("request_id", default="unset")
+    local = threading.local()
+
+    def seen():
+        return f"var={request_id.get()} local={getattr(local, 'rid', 'unset')}"
+
+    sync_reader = StructuredTool.from_function(
+        lambda x: seen(), name="sync_reader", description="Read (sync)."
+    )
+
+    async def read_async(x: str) -> str:
+        return seen()
+
+    async_reader = StructuredTool.from_function(
+        coroutine=read_async, name="async_reader", description="Read (async)."
+    )
+    request_id.set("r-42")
+    local.rid = "r-42"
+    via_invoke = ToolNode([sync_reader]).invoke(
+        [tool_calls_message([("sync_reader", {"x": "1"})])], runtime=RT
+    )
+
+    async def scenario():
+        return await ToolNode([sync_reader, async_reader]).ainvoke(
+            [tool_calls_message([("sync_reader", {"x": "1"}), ("async_reader", {"x": "1"})])], runtime=RT
+        )
+
+    via_ainvoke = asyncio.run(scenario())
+    assert via_invoke[0].content == "var=r-42 local=unset"
+    assert [m.content for m in via_ainvoke] == ["var=r-42 local=unset", "var=r-42 local=r-42"]
+
+
+@drill_bank
+def test_drill_63_defaults_apply_strings_coerce_fractions_fail_parse_docstring_fills_the_schema():
+    def define(parse):
+        def top(city: str, count: int = 3) -> str:
+            """Top sights of a city.
+
+            Args:
+                city: The city's English name.
+                count: How many sights.
+            """
+            return f"{city}: {count!r}"
+
+        return tool(top, parse_docstring=parse)
+
+    plain, parsed = define(False), define(True)
+
+    def answer(args):
+        (message,) = ToolNode([plain]).invoke([tool_calls_message([("top", args)])], runtime=RT)
+        return message.status, message.content
+
+    assert answer({"city": "Paris"}) == ("success", "Paris: 3")
+    assert answer({"city": "Paris", "count": "5"}) == ("success", "Paris: 5")
+    assert answer({"city": "Paris", "count": 2.5})[0] == "error"
+    assert "Args:" in plain.description
+    assert "description" not in plain.tool_call_schema.model_json_schema()["properties"]["count"]
+    assert parsed.description == "Top sights of a city."
+    assert (
+        parsed.tool_call_schema.model_json_schema()["properties"]["count"]["description"]
+        == "How many sights."
+    )
+    with pytest.raises(ValueError, match="Arg town in docstring not found in function signature"):
+
+        @tool(parse_docstring=True)
+        def mismatched(city: str) -> str:
+            """Top sights.
+
+            Args:
+                town: not the parameter's name.
+            """
+            return city
+
+
+@drill_bank
+def test_drill_64_create_agent_runs_the_last_of_two_same_named_tools_silently_and_the_model_is_sent_both():
+    import warnings
+
+    look = StructuredTool.from_function(
+        lambda account: f"looked up {account}", name="account_action", description="Look up."
+    )
+    close = StructuredTool.from_function(
+        lambda account: f"closed {account}", name="account_action", description="Close."
+    )
+    agent = agents_module().create_agent(
+        ScriptedChatModel(script=[[{"name": "account_action", "args": {"account": "a7"}}], "done"]),
+        [look, close],
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert agent.invoke(GO)["messages"][-2].content == "closed a7"
+    assert caught == []
+    assert len(ScriptedChatModel(script=["x"]).bind_tools([look, close]).kwargs["tools"]) == 2
+
+
+@drill_bank
+def test_drill_65_content_and_artifact_keeps_the_rows_on_the_message_and_sends_only_the_content():
+    from langchain_openai import ChatOpenAI
+
+    from helpers.graphs import tool_loop
+    from helpers.openai_endpoint import ScriptedOpenAIEndpoint
+
+    @tool(response_format="content_and_artifact")
+    def search_rows(query: str):
+        """Search the table."""
+        rows = [{"id": i} for i in range(1000)]
+        return f"{len(rows)} rows", rows
+
+    @tool(response_format="content_and_artifact")
+    def no_tuple(query: str):
+        """Returns a plain string."""
+        return "only content"
+
+    with ScriptedOpenAIEndpoint([[{"name": "search_rows", "args": {"query": "all"}}], "ok"]) as endpoint:
+        llm = ChatOpenAI(
+            model="gpt-4o", base_url=endpoint.base_url, api_key="unused", use_responses_api=False
+        )
+        messages = tool_loop(llm.bind_tools([search_rows]), [search_rows]).invoke(GO)["messages"]
+        on_wire = [m for m in endpoint.requests[1]["messages"] if m["role"] == "tool"]
+    assert len(messages[2].artifact) == 1000 and messages[2].content == "1000 rows"
+    assert on_wire == [{"role": "tool", "content": "1000 rows", "tool_call_id": messages[2].tool_call_id}]
+    with pytest.raises(ValueError, match="two-tuple"):
+        ToolNode([no_tuple]).invoke([tool_calls_message([("no_tuple", {"query": "q"})])], runtime=RT)
+
+
+@drill_bank
+def test_drill_66_an_error_the_policy_answers_fires_on_tool_error_and_never_on_tool_end():
+    from langchain_core.callbacks import BaseCallbackHandler
+
+    class Events(BaseCallbackHandler):
+        def __init__(self):
+            self.events = []
+
+        def on_tool_start(self, serialized, input_str, **kwargs):
+            self.events.append(("start", serialized["name"]))
+
+        def on_tool_end(self, output, **kwargs):
+            self.events.append(("end", output.name))
+
+        def on_tool_error(self, error, **kwargs):
+            self.events.append(("error", type(error).__name__))
+
+    @tool
+    def drops(x: str) -> str:
+        """Always drops the connection."""
+        raise ConnectionError("down")
+
+    events = Events()
+    answered = ToolNode([find, drops], handle_tool_errors=True).invoke(
+        [tool_calls_message([("find", {"query": "x"}), ("drops", {"x": "1"})])],
+        config={"callbacks": [events]},
+        runtime=RT,
+    )
+    assert [m.status for m in answered] == ["success", "error"]
+    assert sorted(events.events) == [
+        ("end", "find"),
+        ("error", "ConnectionError"),
+        ("start", "drops"),
+        ("start", "find"),
+    ]
+    assert events.events.index(("start", "find")) < events.events.index(("end", "find"))
