@@ -583,6 +583,34 @@ def resumes_first(graph, config):  # "just run it again", then the lesson's repa
     SOL["repair"](graph, config)
 
 
+def erases_the_calls(graph, config):  # the fake: same message id, its tool calls gone, answers kept
+    messages = graph.get_state(config).values["messages"]
+    fixed = []
+    for m in messages:
+        if isinstance(m, ToolMessage):
+            continue
+        fixed.append(m.model_copy(update={"tool_calls": []}) if isinstance(m, AIMessage) else m)
+    graph.update_state(config, {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *fixed]}, as_node="tools")
+
+
+def without_as_node(graph, config):  # the lesson's rewrite, written without `as_node`
+    messages = graph.get_state(config).values["messages"]
+    answers = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
+    fixed = []
+    for m in (m for m in messages if not isinstance(m, ToolMessage)):
+        fixed.append(m)
+        for call in getattr(m, "tool_calls", []):
+            fixed.append(
+                answers.get(call["id"]) or ToolMessage("failed", tool_call_id=call["id"], status="error")
+            )
+    graph.update_state(config, {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *fixed]})
+
+
+def apologises(graph, config):  # the repair, then an apology added to every thread
+    SOL["repair"](graph, config)
+    graph.update_state(config, {"messages": [AIMessage("Sorry, something went wrong.")]}, as_node="tools")
+
+
 def hard_coded_ids(graph, config):
     answers = [ToolMessage("not completed", tool_call_id=i, status="error") for i in ("call_0_0", "call_0_1")]
     graph.update_state(config, {"messages": answers}, as_node="tools")
@@ -597,6 +625,9 @@ def hard_coded_ids(graph, config):
         (claims_success, ["success answer", "status='error'"]),
         (every_call_an_error, ["✘ create_agent", "an answer that existed was replaced"]),
         (resumes_first, ["ran tools again", "charged again"]),
+        (erases_the_calls, ["rewrote a question or a model turn", "erasing an AIMessage's tool calls"]),
+        (without_as_node, ["✘ create_agent", "`update_state` failed", "as_node='tools'"]),
+        (apologises, ["✘ a thread with nothing to repair", "no extra message"]),
         (hard_coded_ids, ["still unanswered", "no answer for"]),
         (lambda graph, config: None, ["still unanswered", "a 400"]),
     ],
@@ -607,6 +638,9 @@ def hard_coded_ids(graph, config):
         "claims-success",
         "replaces-existing-answers",
         "resumes-first",
+        "erases-the-calls",
+        "without-as-node",
+        "apology-everywhere",
         "hard-coded-ids",
         "does-nothing",
     ],

@@ -730,7 +730,20 @@ def _repair_case(repair: Any, rng: random.Random, kind: str) -> None:
     kept = {m.tool_call_id: m for m in before if isinstance(m, ToolMessage)}
     effects_before = list(effects.done)
 
-    run_learner(repair, graph, config, limit=LIMIT, name="repair")
+    try:
+        run_learner(repair, graph, config, limit=LIMIT, name="repair")
+    except LearnerRaised as error:
+        if "update_state" in str(error) and "langgraph raised" in str(error):
+            raise fail(
+                "`update_state` failed on this thread",
+                expected="`graph.update_state(config, {...}, as_node='tools')` to write the repaired history",
+                observed=str(error)[:200],
+                why="without `as_node` LangGraph picks the node that wrote last, which fails on a "
+                "thread that stopped mid-step; both graphs have a node named 'tools', and writing as it "
+                "makes the model answer next",
+                where=section(RECOVERY, REPAIR),
+            ) from None
+        raise
     after = graph.get_state(config).values["messages"]
     where = section(RECOVERY, REPAIR)
     if kind == "healthy" and _snapshot(after) != _snapshot(before):
@@ -738,7 +751,8 @@ def _repair_case(repair: Any, rng: random.Random, kind: str) -> None:
             "a thread with nothing to repair was changed",
             expected="the same messages, in the same order (every call already answered)",
             observed=f"{[type(m).__name__ for m in before]} became {[type(m).__name__ for m in after]}",
-            why="answer only the calls nobody answered; an answered call keeps its one answer",
+            why="a thread whose calls are all answered needs nothing: write answers only for calls nobody "
+            "answered — no extra message, no second answer",
             where=where,
         )
     originals = [m for m in before if not isinstance(m, ToolMessage)]
@@ -758,6 +772,22 @@ def _repair_case(repair: Any, rng: random.Random, kind: str) -> None:
             "the repair changed the order of the conversation",
             expected="questions and model turns in their original order",
             observed=f"{[type(m).__name__ for m in after]}",
+            where=where,
+        )
+    by_id = {m.id: m for m in after}
+    changed = [
+        m
+        for m in originals
+        if (type(by_id[m.id]), by_id[m.id].content, [c["id"] for c in getattr(by_id[m.id], "tool_calls", [])])
+        != (type(m), m.content, [c["id"] for c in getattr(m, "tool_calls", [])])
+    ]
+    if changed:
+        raise fail(
+            "the repair rewrote a question or a model turn",
+            expected="every question and model turn as it was, its tool calls included",
+            observed=f"changed: {[(type(m).__name__, m.id) for m in changed]}"[:200],
+            why="erasing an AIMessage's tool calls hides them from the provider and loses what the model "
+            "asked for: keep the calls and answer them",
             where=where,
         )
     answers = [m for m in after if isinstance(m, ToolMessage)]
