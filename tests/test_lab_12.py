@@ -618,7 +618,15 @@ def hard_coded_ids(graph, config):
 @pytest.mark.parametrize(
     ("repair", "phrases"),
     [
-        (appended, ["✘ the user asked again", "refused by the provider", "did not have response messages"]),
+        (
+            appended,
+            [
+                "✘ the user asked again",
+                "refused by the provider",
+                "did not have response messages",
+                "an answer the thread held was lost",
+            ],
+        ),
         (deletes_the_calls, ["deleted messages of the thread", "hides the problem"]),
         (starts_over, ["deleted messages of the thread"]),
         (claims_success, ["success answer", "status='error'"]),

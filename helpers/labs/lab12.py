@@ -802,6 +802,17 @@ def _repair_case(repair: Any, rng: random.Random, kind: str) -> None:
             "answered",
             where=where,
         )
+    dropped = [i for i in kept if counts.get(i) == 0]
+    if dropped:
+        raise fail(
+            "an answer the thread held was lost",
+            expected=f"{[kept[i].content for i in dropped]} kept for {dropped}",
+            observed="no answer for it after the repair",
+            why="`create_agent` keeps a finished call's answer only as a pending write (shown by get_state); "
+            "any `update_state` drops pending writes — write that answer back with the rest, as the lesson's "
+            "repair does by rewriting the whole history",
+            where=section(RECOVERY, REPAIR),
+        )
     if any(n != 1 for n in counts.values()):
         raise fail(
             "not every call has exactly one answer",
