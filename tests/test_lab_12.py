@@ -610,6 +610,21 @@ def apologises(graph, config):  # the repair, then an apology added to every thr
     graph.update_state(config, {"messages": [AIMessage("Sorry, something went wrong.")]}, as_node="tools")
 
 
+def last_turn_only(graph, config):  # answers the calls of the last AIMessage with calls, not earlier ones
+    messages = graph.get_state(config).values["messages"]
+    turns = [m for m in messages if isinstance(m, AIMessage) and m.tool_calls]
+    answers = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
+    fixed = []
+    for m in (m for m in messages if not isinstance(m, ToolMessage)):
+        fixed.append(m)
+        for call in getattr(m, "tool_calls", []):
+            if call["id"] in answers:
+                fixed.append(answers[call["id"]])
+            elif m is turns[-1]:
+                fixed.append(ToolMessage("failed", tool_call_id=call["id"], status="error"))
+    graph.update_state(config, {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *fixed]}, as_node="tools")
+
+
 def hard_coded_ids(graph, config):
     answers = [ToolMessage("not completed", tool_call_id=i, status="error") for i in ("call_0_0", "call_0_1")]
     graph.update_state(config, {"messages": answers}, as_node="tools")
@@ -635,6 +650,7 @@ def hard_coded_ids(graph, config):
         (erases_the_calls, ["rewrote a question or a model turn", "erasing an AIMessage's tool calls"]),
         (without_as_node, ["✘ create_agent", "`update_state` failed", "as_node='tools'"]),
         (apologises, ["✘ a thread with nothing to repair", "no extra message"]),
+        (last_turn_only, ["✘ two crashed turns", "an earlier turn's calls too"]),
         (hard_coded_ids, ["still unanswered", "no answer for"]),
         (lambda graph, config: None, ["still unanswered", "a 400"]),
     ],
@@ -648,6 +664,7 @@ def hard_coded_ids(graph, config):
         "erases-the-calls",
         "without-as-node",
         "apology-everywhere",
+        "last-turn-only",
         "hard-coded-ids",
         "does-nothing",
     ],

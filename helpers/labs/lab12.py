@@ -686,26 +686,21 @@ def _repair_case(repair: Any, rng: random.Random, kind: str) -> None:
     from langchain.agents import create_agent
 
     amount, user = rng.randint(2, 99), rng.choice(["ann", "bo", "cy", "di"])
-    calls = [
-        {
-            "name": "charge",
-            "args": {"amount": amount},
-            "id": f"call_{rng.getrandbits(40):010x}",
-            "type": "tool_call",
-        },
-        {
-            "name": "notify",
-            "args": {"user": user},
-            "id": f"call_{rng.getrandbits(40):010x}",
-            "type": "tool_call",
-        },
-    ]
-    rng.shuffle(calls)
-    ids = [c["id"] for c in calls]
+
+    def turn() -> AIMessage:
+        calls = [
+            {"name": "charge", "args": {"amount": amount}, "id": f"call_{rng.getrandbits(40):010x}"},
+            {"name": "notify", "args": {"user": user}, "id": f"call_{rng.getrandbits(40):010x}"},
+        ]
+        rng.shuffle(calls)
+        return AIMessage("", tool_calls=[{**c, "type": "tool_call"} for c in calls])
+
+    crashed = [turn() for _ in range(2 if kind == "crashed twice" else 1)]
+    ids = [c["id"] for message in crashed for c in message.tool_calls]
     replies = [f"reply-{rng.getrandbits(24):06x}" for _ in range(5)]
     wire = _wire()
     endpoint, llm = wire["endpoint"], wire["llm"]
-    wire["current"]["turns"] = [AIMessage("", tool_calls=calls), *replies]
+    wire["current"]["turns"] = [*crashed, *replies]
     effects, service = Effects(), {"up": kind == "healthy"}
     tools = payment_tools(effects, service)
     if kind == "create_agent":
@@ -724,6 +719,14 @@ def _repair_case(repair: Any, rng: random.Random, kind: str) -> None:
                 graph.invoke({"messages": [HumanMessage("Hello? Did it work?")]}, config)
             except Exception:  # noqa: BLE001 - the provider's 400, as a real thread meets it
                 pass
+        if kind == "crashed twice":  # a lenient server let the thread go on, and it crashed again
+            endpoint.check_history = False
+            try:
+                graph.invoke({"messages": [HumanMessage("Try again, please")]}, config)
+            except ConnectionError:
+                pass
+            finally:
+                endpoint.check_history = True
 
     run_limited(first_turn, limit=30, name="the course's crashed turn")
     before = graph.get_state(config).values["messages"]
@@ -818,7 +821,10 @@ def _repair_case(repair: Any, rng: random.Random, kind: str) -> None:
             "not every call has exactly one answer",
             expected="one ToolMessage per tool call",
             observed=", ".join(f"{i}: {n}" for i, n in counts.items()),
-            why="answer the calls nobody answered — once each; an answered call keeps its own answer",
+            why="every call of every AIMessage needs an answer — an earlier turn's calls too, not only the "
+            "last one's"
+            if 0 in counts.values()
+            else "answer the calls nobody answered — once each; an answered call keeps its own answer",
             where=where,
         )
     for call_id, old in kept.items():
@@ -901,6 +907,7 @@ def check_repair(repair: Any, *, seed: int | None = None) -> str:
         ("a ToolNode batch that crashed: both calls unanswered", "batch"),
         ("create_agent that crashed: one answer kept, one call unanswered", "create_agent"),
         ("the user asked again before the repair (the 400 already met)", "asked again"),
+        ("two crashed turns (a lenient server let the thread go on)", "crashed twice"),
         ("a thread with nothing to repair stays as it is", "healthy"),
     ):
         cases.run(label, lambda kind=kind: _repair_case(repair, rng, kind))
