@@ -160,7 +160,8 @@ LESSONS: tuple[Lesson, ...] = (
         'return_direct, ToolCallLimitMiddleware, parallel_tool_calls',
     ),
     Lesson(
-        12, 'notebooks/12_failure_and_recovery.ipynb', 'Failure, recovery and cancellation', None,
+        12, 'notebooks/12_failure_and_recovery.ipynb', 'Failure, recovery and cancellation',
+        'labs/12_stop_stream_recover.ipynb',
         'what a crashed thread holds, what a resume runs again, repairing unanswered calls, '
         'cancellation and node timeouts',
     ),

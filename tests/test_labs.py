@@ -43,6 +43,7 @@ from helpers.labs import (
     lab05,
     lab06,
     lab08,
+    lab12,
     run_async,
     run_learner,
     solution_namespace,
@@ -53,7 +54,7 @@ from helpers.labs import __main__ as labs_cli
 from helpers.labs import build as labs_build
 from helpers.nodes import CustomAsyncToolNode
 
-MODULES = {"01": lab01, "02": lab02, "03": lab03, "05": lab05, "06": lab06, "08": lab08}
+MODULES = {"01": lab01, "02": lab02, "03": lab03, "05": lab05, "06": lab06, "08": lab08, "12": lab12}
 
 
 def rejected(exercise, namespace: dict, *phrases: str) -> str:

@@ -1,6 +1,6 @@
 """Self-checking labs: `q1.check()`, `q1.hint()`, `q1.solution()` for every exercise.
 
-One module per lab (`helpers.labs.lab01` ... `lab08`, numbered by the lesson the lab follows). Each
+One module per lab (`helpers.labs.lab01` ... `lab12`, numbered by the lesson the lab follows). Each
 exercise is an `Exercise`: its `check()` runs the learner's code for real (a real ToolNode, a real
 graph, real timing read as ratios) and, when something is not right yet, raises ONE `CheckFailed`
 listing every case it tried — passed ✔ or failed ✘, each failure with what was expected, what was
@@ -55,8 +55,9 @@ NAMES = {
     "05": "05_predict_return_types",
     "06": "06_hand_off_to_parent",
     "08": "08_guard_dangerous_tools",
+    "12": "12_stop_stream_recover",
 }
-"""The six labs by number (the lesson each one follows) → file stem in `labs/` and `labs/solutions/`."""
+"""The seven labs by number (the lesson each one follows) → file stem in `labs/` and `labs/solutions/`."""
 
 LIMIT = 10.0
 """Seconds a check waits for one run of the learner's code before it reports a hang. A correct
