@@ -86,25 +86,36 @@ def test_without_an_args_schema_the_signatures_defaults_apply():
 
 @lesson
 def test_lax_validation_coerces_int_strings_and_whole_floats_and_drops_extra_keys_in_toolnode():
+    # Pydantic's defaults: lax mode coerces, extra="ignore" drops the unknown key.
+    assert goto_page_lax.args_schema.model_config.get("extra", "ignore") == "ignore"
+    assert not goto_page_lax.args_schema.model_config.get("strict", False)
     results = {str(args): _run([goto_page_lax], ("goto_page_lax", args))[0]
-               for args in ({"page": "3"}, {"page": 3.0}, {"page": 3, "sort": "asc"}, {"page": "3.5"})}
-    assert [m.content for m in list(results.values())[:3]] == ["page=3 (int)"] * 3
+               for args in ({"page": "3"}, {"page": 3.0}, {"page": "3.0"}, {"page": 3, "sort": "asc"},
+                            {"page": "3.5"})}
+    assert [m.content for m in list(results.values())[:4]] == ["page=3 (int)"] * 4
     refused = results[str({"page": "3.5"})]
     assert refused.status == "error" and "unable to parse string as an integer" in refused.content
 
 
 @lesson
-def test_lax_validation_does_not_parse_json_inside_a_string_in_toolnode():
-    (answer,) = _run([goto_page_lax], ("goto_page_lax", {"page": '{"page": 3}'}))
+def test_lax_validation_does_not_parse_a_json_list_inside_a_string_in_toolnode():
+    @tool
+    def pick(ids: list[int]) -> str:
+        """Pick results by id."""
+        return f"ids={ids!r}"
+
+    (answer,) = _run([pick], ("pick", {"ids": "[1, 2]"}))
     assert answer.status == "error"
-    assert answer.content.splitlines()[1] == (
-        " page: Input should be a valid integer, unable to parse string as an integer")
+    assert answer.content.splitlines()[1] == " ids: Input should be a valid list"
+    (parsed,) = _run([pick], ("pick", {"ids": [1, 2]}))
+    assert parsed.content == "ids=[1, 2]"
 
 
 @lesson
 def test_a_strict_forbid_model_refuses_strings_floats_and_extra_keys_as_error_messages_in_toolnode():
     for args, detail in (({"page": "3"}, " page: Input should be a valid integer"),
                          ({"page": 3.0}, " page: Input should be a valid integer"),
+                         ({"page": "3.0"}, " page: Input should be a valid integer"),
                          ({"page": 3, "sort": "asc"}, " sort: Extra inputs are not permitted")):
         (answer,) = _run([goto_page], ("goto_page", args))
         assert answer.status == "error"
@@ -175,22 +186,57 @@ def test_without_parse_docstring_the_raw_docstring_is_the_description_and_parame
     assert [p.get("description") for p in sent["parameters"]["properties"].values()] == [None, None]
 
 
-@lesson
-def test_parse_docstring_keeps_a_raises_section_before_args_in_the_description():
-    @tool(parse_docstring=True)
+def _refund_with(rest):
     def refund(order_id: str) -> str:
-        """Refund an order.
-
-        Raises:
-            PermissionError: when the order is older than 30 days.
-
-        Args:
-            order_id: The order to refund.
-        """
         return order_id
 
-    assert refund.description == (
-        "Refund an order. Raises:\n    PermissionError: when the order is older than 30 days.")
+    refund.__doc__ = f"Refund an order.\n\n{rest}"
+    return tool(parse_docstring=True)(refund)
+
+
+_ARGS = "Args:\n    order_id: The order to refund."
+
+
+@lesson
+def test_parse_docstring_keeps_paragraphs_before_args_except_from_returns_or_example_on():
+    kept = {"Raises:": "Raises:\n    PermissionError: too old.", "Note:": "Note:\n    Internal use only.",
+            "Examples:": "Examples:\n    refund('1')"}
+    for section in kept.values():
+        refunded = _refund_with(f"{section}\n\n{_ARGS}")
+        assert refunded.description == f"Refund an order. {section}"
+        properties = refunded.args_schema.model_json_schema()["properties"]
+        assert properties["order_id"]["description"] == "The order to refund."
+    for cut in ("Returns:\n    A receipt.", "Example:\n    refund('1')",
+                "Returns:\n    A receipt.\n\nRaises:\n    PermissionError: too old."):
+        assert _refund_with(f"{cut}\n\n{_ARGS}").description == "Refund an order."
+    # a section after Args: goes, whatever it is
+    after = _refund_with(f"{_ARGS}\n\nRaises:\n    PermissionError: too old.")
+    assert after.description == "Refund an order."
+
+
+@lesson
+def test_parse_docstring_keeps_a_colon_type_in_the_description_but_strips_a_parenthesised_one():
+    def double(n: int) -> int:
+        return 2 * n
+
+    seen = {}
+    for line in ("n (int): The number.", "n: int: The number."):
+        double.__doc__ = f"Double a number.\n\nArgs:\n    {line}"
+        seen[line] = tool(parse_docstring=True)(double).args_schema.model_json_schema()["properties"]["n"]
+    assert seen["n (int): The number."]["description"] == "The number."
+    assert seen["n: int: The number."]["description"] == "int: The number."
+
+
+@lesson
+def test_parse_docstring_raises_for_a_function_with_arguments_and_no_args_block():
+    with pytest.raises(ValueError, match="Found invalid Google-Style docstring."):
+        _refund_with("Use it for refunds only.")
+
+    def no_arguments() -> str:
+        """Refund everything."""
+        return "done"
+
+    assert tool(parse_docstring=True)(no_arguments).description == "Refund everything."
 
 
 @lesson
@@ -264,7 +310,7 @@ def test_toolnode_keeps_the_last_of_two_same_name_tools_silently():
 
 
 @lesson
-def test_the_model_is_sent_both_same_name_schemas():
+def test_a_model_bound_by_hand_is_sent_both_same_name_schemas():
     bound = ScriptedChatModel(script=["-"]).bind_tools(_same_name_tools())
     assert [(t["function"]["name"], t["function"]["description"]) for t in bound.kwargs["tools"]] == [
         ("account_action", "Look up an account (read-only)."), ("account_action", "Delete an account.")]
@@ -284,6 +330,31 @@ def test_both_prebuilt_agents_run_the_last_same_name_tool_without_a_name_warning
         final = built.invoke({"messages": [HumanMessage("Check a7")]})["messages"][-1]
     assert final.content == "DELETED a7"
     assert {type(w.message).__name__ for w in caught} <= {"LangGraphDeprecatedSinceV10"}
+
+
+@lesson
+@pytest.mark.parametrize("agent", ["create_agent", "create_react_agent"])
+def test_both_prebuilt_agents_send_chatopenai_only_the_surviving_same_name_schema(agent):
+    from langchain_openai import ChatOpenAI
+
+    from helpers.openai_endpoint import ScriptedOpenAIEndpoint
+
+    if agent == "create_agent":
+        from langchain.agents import create_agent as build
+    else:
+        from langgraph.prebuilt import create_react_agent as build
+    script = [[{"name": "account_action", "args": {"account_id": "a7"}}], tool_results_summary]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with ScriptedOpenAIEndpoint(script) as endpoint:
+            llm = ChatOpenAI(model="gpt-4o", base_url=endpoint.base_url, api_key="unused",
+                             use_responses_api=False, max_retries=0)
+            final = build(llm, _same_name_tools()).invoke({"messages": [HumanMessage("Check a7")]})
+    assert final["messages"][-1].content == "DELETED a7"
+    assert len(endpoint.requests) == 2
+    for request in endpoint.requests:
+        assert [(t["function"]["name"], t["function"]["description"]) for t in request["tools"]] == [
+            ("account_action", "Delete an account.")]
 
 
 # -- 4. content_and_artifact ---------------------------------------------------------------------
@@ -436,6 +507,13 @@ def test_under_invoke_ends_fire_in_completion_order_messages_in_call_order_one_p
     fetch, _ = _ordered_tools(events)
     out = _graph(fetch).invoke(_batch("fetch"), config={"callbacks": [events]})
     _check_batch_order(events, out["messages"], one_parent=True)
+    # the one parent is the graph node's run: ToolNode on its own, outside a graph, gives none
+    alone = ToolEvents()
+    fetch, _ = _ordered_tools(alone)
+    messages = ToolNode([fetch]).invoke(_batch("fetch")["messages"], runtime=Runtime(),
+                                        config={"callbacks": [alone]})
+    assert [m.content for m in messages] == ["data from a", "data from b", "data from c"]
+    assert len(alone.events) == 6 and {e[3] for e in alone.events} == {None}
 
 
 @lesson
@@ -507,3 +585,17 @@ def test_astream_events_v2_streams_tool_starts_then_ends_in_completion_order_wit
     streamed = asyncio.run(main())
     assert sorted(streamed[:3]) == [("on_tool_start", s, "NoneType") for s in "abc"]
     assert streamed[3:] == [("on_tool_end", s, "ToolMessage") for s in "cba"]
+
+
+@lesson
+def test_astream_events_v2_on_tool_end_output_is_the_toolmessage_with_the_artifact():
+    async def main():
+        call = {"name": "fetch_rows", "args": {"table": "orders"}, "id": "call_0", "type": "tool_call"}
+        return [event["data"]["output"]
+                async for event in _graph(fetch_rows).astream_events(
+                    {"messages": [AIMessage("", tool_calls=[call])]}, version="v2")
+                if event["event"] == "on_tool_end"]
+
+    (output,) = asyncio.run(main())
+    assert isinstance(output, ToolMessage) and output.tool_call_id == "call_0"
+    assert output.artifact == [{"id": i, "table": "orders"} for i in range(3)]
