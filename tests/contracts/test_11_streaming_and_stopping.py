@@ -432,6 +432,33 @@ def test_create_agent_binds_a_recursion_limit_of_9999_and_create_react_agent_bin
         create_agent(ScriptedChatModel(script=FOREVER), [lookup]).invoke(GO, {"recursion_limit": 4})
 
 
+@lesson
+def test_each_before_or_after_model_hook_takes_a_step_per_turn_and_a_wrap_model_call_none():
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import ToolCallLimitMiddleware, before_model, wrap_model_call
+
+    @wrap_model_call
+    def passthrough(request, handler):
+        return handler(request)
+
+    @before_model
+    def look(state, runtime):
+        return None
+
+    def turns(middleware, limit):
+        agent = create_agent(ScriptedChatModel(script=FOREVER), [lookup], middleware=middleware)
+        count = 0
+        with pytest.raises(GraphRecursionError):
+            for update in agent.stream(GO, {"recursion_limit": limit}, stream_mode="updates"):
+                count += "model" in update
+        return count
+
+    hook = ToolCallLimitMiddleware(run_limit=100)  # one after_model hook
+    at_12 = [turns([], 12), turns([passthrough], 12), turns([hook], 12), turns([look, hook], 12)]
+    assert at_12 == [6, 6, 4, 3]
+    assert [turns([], 13), turns([hook], 13)] == [7, 5]
+
+
 # -- 6. (cont.) parallel_tool_calls through the prebuilt agents --------------------------------
 def _parallel_flag_sent(build):
     from langchain_openai import ChatOpenAI
@@ -468,6 +495,19 @@ def test_a_wrap_model_call_middleware_setting_model_settings_sends_parallel_tool
 
     sent = _parallel_flag_sent(lambda llm: create_agent(llm, [lookup], middleware=[one_call_per_turn]))
     assert sent == [False, False]
+
+
+@lesson
+def test_create_agent_sends_parallel_tool_calls_false_set_in_the_clients_model_kwargs():
+    from langchain.agents import create_agent
+    from langchain_openai import ChatOpenAI
+
+    def build(llm):
+        client = ChatOpenAI(model="gpt-4o", base_url=llm.openai_api_base, api_key="unused",
+                            use_responses_api=False, model_kwargs={"parallel_tool_calls": False})
+        return create_agent(client, [lookup])
+
+    assert _parallel_flag_sent(build) == [False, False]
 
 
 # -- 7. deep dive: the tools stream mode, an agent inside a tool --------------------------------
@@ -524,6 +564,45 @@ def test_emit_output_delta_is_a_no_op_without_the_tools_stream_mode():
     assert graph.invoke(GO)["messages"][-2].content == "crawled a: 2 pages"
     chunks = list(graph.stream(GO, stream_mode="custom"))
     assert chunks == []
+
+
+@lesson
+def test_a_tool_taking_a_runtime_invoked_alone_needs_a_tool_runtime_passed():
+    from pydantic import ValidationError
+
+    crawl_with_deltas = _crawl_with_deltas()
+    with pytest.raises(ValidationError, match=r"runtime\n  Field required"):
+        crawl_with_deltas.invoke({"site": "a"})
+    runtime = ToolRuntime(state={}, context=None, config={}, stream_writer=lambda chunk: None,
+                          tool_call_id="test-call", store=None)
+    assert crawl_with_deltas.invoke({"site": "a", "runtime": runtime}) == "crawled a: 2 pages"
+
+
+def _research_loop():
+    from langchain.agents import create_agent
+
+    inner_agent = create_agent(ScriptedChatModel(script=[_calls(("crawl", {"site": "x"})), "inner summary"]),
+                               [crawl])
+
+    @tool
+    def research(topic: str) -> str:
+        """Delegate the research to an agent."""
+        return inner_agent.invoke({"messages": [HumanMessage(topic)]})["messages"][-1].content
+
+    return _loop([_calls(("research", {"topic": "t"})), "ok"], [research])
+
+
+@lesson
+def test_under_subgraphs_an_inner_and_an_outer_call_share_a_tool_call_id_and_differ_by_namespace():
+    graph = _research_loop()
+    flat = [(event["tool_call_id"], event["event"]) for event in graph.stream(GO, stream_mode="tools")]
+    assert flat == [("call_0_0", "tool-started"), ("call_0_0", "tool-finished")]
+    nested = [(bool(namespace), event["tool_call_id"], event["event"], event.get("tool_name"))
+              for namespace, event in graph.stream(GO, stream_mode="tools", subgraphs=True)]
+    assert nested == [(False, "call_0_0", "tool-started", "research"),
+                      (True, "call_0_0", "tool-started", "crawl"),
+                      (True, "call_0_0", "tool-finished", None),
+                      (False, "call_0_0", "tool-finished", None)]
 
 
 @lesson

@@ -64,9 +64,9 @@ def _agent(model, tools):
     return create_agent(model, tools, checkpointer=InMemorySaver())
 
 
-def _crash(build):
+def _crash(build, script=TURN):
     effects, service = [], {"up": False}
-    graph = build(ScriptedChatModel(script=TURN), _tools(effects, service))
+    graph = build(ScriptedChatModel(script=script), _tools(effects, service))
     config = {"configurable": {"thread_id": "t"}}
     with pytest.raises(ConnectionError):
         graph.invoke(ASK, config)
@@ -109,12 +109,12 @@ def test_resuming_create_agent_runs_only_the_failed_call_again():
     assert effects == ["notify ann"]
 
 
-def _crashed_on_the_wire(endpoint):
+def _crashed_on_the_wire(endpoint, build=_batch, service=None):
     from langchain_openai import ChatOpenAI
 
     llm = ChatOpenAI(model="gpt-4o", base_url=endpoint.base_url, api_key="unused",
                      use_responses_api=False, max_retries=0)
-    graph = _batch(llm, _tools([], {"up": False}))
+    graph = build(llm, _tools([], {"up": False} if service is None else service))
     config = {"configurable": {"thread_id": "t"}}
     with pytest.raises(ConnectionError):
         graph.invoke(ASK, config)
@@ -344,25 +344,75 @@ def _react_agent(model, tools):
 NEW_QUESTION = {"messages": [HumanMessage("Never mind, what is my balance?")]}
 
 
+def _counting(asked):
+    """A second model turn that records each conversation it is asked to answer."""
+
+    def answer(messages):
+        asked.append([type(m).__name__ for m in messages])
+        return "your balance is 0"
+
+    return answer
+
+
 @lesson
 def test_a_new_message_on_a_crashed_create_agent_thread_runs_nothing_again_and_drops_the_pending_answer():
-    graph, config, effects, service = _crash(_agent)
+    asked: list = []
+    graph, config, effects, service = _crash(_agent, script=[TURN[0], _counting(asked)])
     assert unanswered_tool_calls(graph.get_state(config).values["messages"]) == ["call_0_1"]
     effects.clear()
     service["up"] = True
     messages = graph.invoke(NEW_QUESTION, config)["messages"]
     assert effects == []
+    assert asked == [["HumanMessage", "AIMessage", "HumanMessage"]]  # the model got the broken history
     assert unanswered_tool_calls(messages) == ["call_0_0", "call_0_1"]
     assert [type(m).__name__ for m in messages] == ["HumanMessage", "AIMessage", "HumanMessage", "AIMessage"]
 
 
 @lesson
+def test_a_new_message_on_a_crashed_create_agent_thread_gets_the_providers_400_naming_both_calls():
+    from langchain_openai.chat_models.base import OpenAIInvalidRequestError
+
+    from helpers.openai_endpoint import ScriptedOpenAIEndpoint
+
+    service = {"up": False}
+    with ScriptedOpenAIEndpoint([TURN[0], "back on track"], check_history=True) as endpoint:
+        graph, config = _crashed_on_the_wire(endpoint, _agent, service)
+        assert len(endpoint.requests) == 1
+        assert unanswered_tool_calls(graph.get_state(config).values["messages"]) == ["call_0_1"]
+        service["up"] = True
+        rejected = "400.*did not have response messages: call_0_0, call_0_1"
+        with pytest.raises(OpenAIInvalidRequestError, match=rejected):
+            graph.invoke(NEW_QUESTION, config)
+        assert len(endpoint.requests) == 2
+    snapshot = graph.get_state(config)
+    history = snapshot.values["messages"]
+    assert [type(m).__name__ for m in history] == ["HumanMessage", "AIMessage", "HumanMessage"]
+    assert unanswered_tool_calls(history) == ["call_0_0", "call_0_1"]
+    assert snapshot.next == ("model",)
+
+
+@lesson
 def test_create_react_agent_refuses_a_new_message_on_a_crashed_thread_before_calling_its_model():
-    graph, config, effects, service = _crash(_react_agent)
+    asked: list = []
+    graph, config, effects, service = _crash(_react_agent, script=[TURN[0], _counting(asked)])
     effects.clear()
     service["up"] = True
     with pytest.raises(ValueError, match="Found AIMessages with tool_calls that do not have a corresponding"):
         graph.invoke(NEW_QUESTION, config)
     assert effects == []
+    assert asked == []  # the model was never called
     history = graph.get_state(config).values["messages"]
     assert [type(m).__name__ for m in history] == ["HumanMessage", "AIMessage", "HumanMessage"]
+
+
+@lesson
+def test_create_react_agent_sends_no_request_for_a_new_message_on_a_crashed_thread():
+    from helpers.openai_endpoint import ScriptedOpenAIEndpoint
+
+    service = {"up": False}
+    with ScriptedOpenAIEndpoint([TURN[0], "back on track"], check_history=True) as endpoint:
+        graph, config = _crashed_on_the_wire(endpoint, _react_agent, service)
+        service["up"] = True
+        with pytest.raises(ValueError, match="INVALID_CHAT_HISTORY"):
+            graph.invoke(NEW_QUESTION, config)
+        assert len(endpoint.requests) == 1  # only the turn that crashed
