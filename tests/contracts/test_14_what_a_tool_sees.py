@@ -234,13 +234,16 @@ def test_an_optional_injected_store_without_a_store_still_raises():
 
 @lesson
 @pytest.mark.parametrize("handle_tool_errors", [True, (ValueError,), lambda error: "handled"])
-def test_the_injected_store_value_error_escapes_every_handle_tool_errors_setting(handle_tool_errors):
-    node = ToolNode([save_note], handle_tool_errors=handle_tool_errors)
+@pytest.mark.parametrize("store_tool", [save_note, save_note_maybe], ids=["required", "optional"])
+def test_the_injected_store_value_error_escapes_every_handle_tool_errors_setting(
+    store_tool, handle_tool_errors
+):
+    node = ToolNode([store_tool], handle_tool_errors=handle_tool_errors)
     builder = StateGraph(MessagesState)
     builder.add_node("tools", node)
     builder.add_edge(START, "tools")
     with pytest.raises(ValueError) as raised:
-        builder.compile().invoke({"messages": [_ai(_call("save_note", "n1", text="x"))]})
+        builder.compile().invoke({"messages": [_ai(_call(store_tool.name, "n1", text="x"))]})
     assert str(raised.value) == STORE_ERROR
 
 
@@ -328,6 +331,23 @@ def test_a_dict_context_with_a_value_of_the_wrong_type_is_coerced_unchecked(agen
         seen = _agent_view(agent, show_plan, Plan, context={"user": 123})
     assert seen == "Plan(user=123, plan='free')"
     assert any("PydanticSerializationUnexpectedValue" in str(w.message) for w in caught)
+
+
+@lesson
+def test_a_hand_wired_graph_handles_a_dataclass_context_as_the_agents_do():
+    graph = _one_tool_graph([show_plan], Plan)
+
+    def seen(**context):
+        return graph.invoke({"messages": [_ai(_call("show_plan", "p1"))]}, **context)["messages"][-1].content
+
+    assert seen() == "None"
+    assert seen(context={}) == "Plan(user='guest', plan='free')"
+    assert seen(context={"user": "bob"}) == "Plan(user='bob', plan='free')"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the serializer warning pinned above
+        assert seen(context={"user": 123}) == "Plan(user=123, plan='free')"
+    with pytest.raises(TypeError, match="unexpected keyword argument 'usr'"):
+        seen(context={"usr": "ann"})
 
 
 class PlanDict(TypedDict):
