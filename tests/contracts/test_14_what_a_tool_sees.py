@@ -456,6 +456,29 @@ def test_a_checkpointer_writes_plain_configurable_and_metadata_values_into_check
     assert "sk-ctx" not in repr(saver.storage) + repr(saver.blobs) + repr(saver.writes)
 
 
+@lesson
+def test_the_loop_passes_no_config_values_to_put_the_checkpointer_copies_them():
+    passed = []
+
+    class RecordingSaver(InMemorySaver):
+        def put(self, config, checkpoint, metadata, new_versions):
+            passed.append(dict(metadata))
+            return super().put(config, checkpoint, metadata, new_versions)
+
+    @tool
+    def ok() -> str:
+        "Do nothing."
+        return "ok"
+
+    saver = RecordingSaver()
+    graph = _one_tool_graph([ok], checkpointer=saver)
+    graph.invoke({"messages": [_ai(_call("ok", "r1"))]},
+                 {"configurable": {"thread_id": "c-1", "api_key": "sk-test"}, "metadata": {"token": "tok"}})
+    assert passed and all("api_key" not in m and "token" not in m for m in passed)
+    kept = graph.get_state({"configurable": {"thread_id": "c-1"}}).metadata
+    assert kept["api_key"] == "sk-test" and kept["token"] == "tok"
+
+
 # -- 4. contextvars and thread-locals ------------------------------------------------------------
 request_id = contextvars.ContextVar("request_id", default="<unset>")
 request_local = threading.local()
