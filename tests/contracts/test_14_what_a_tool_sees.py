@@ -27,7 +27,7 @@ from langgraph.prebuilt import InjectedStore, ToolNode, ToolRuntime
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
-from pydantic import ValidationError
+from pydantic import BaseModel, SecretStr, ValidationError
 from typing_extensions import TypedDict
 
 from helpers.models import ScriptedChatModel
@@ -122,14 +122,16 @@ def test_in_a_hand_wired_graph_the_runtime_holds_the_compiled_store_and_the_runs
 
 @lesson
 def test_a_standalone_toolnode_passes_what_runtime_holds_and_a_no_op_writer():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the metadata serializer warning of lesson 07
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         result = ToolNode([peek]).invoke({"messages": [_ai(_call("peek", "c1"))]},
+                                         {"configurable": {"thread_id": "t-1"}},
                                          runtime=Runtime(context=UserContext("ann"), store=InMemoryStore()))
     view = json.loads(result["messages"][-1].content)
-    assert view["context"] == "UserContext(user='ann')" and view["store"] == "InMemoryStore"
-    assert view["writer_is_no_op"] is True
-    NO_OP_WRITER({"anything": 1})  # accepts anything, does nothing
+    assert view == {"state": ["messages"], "context": "UserContext(user='ann')", "store": "InMemoryStore",
+                    "writer_is_no_op": True, "tool_call_id": "c1", "thread_id": "t-1"}
+    assert NO_OP_WRITER({"anything": 1}) is None  # accepts anything, does nothing
+    assert caught == []  # with a config passed, lesson 07's `metadata` serializer warning does not appear
 
 
 @lesson
@@ -181,6 +183,21 @@ def test_the_store_is_shared_by_every_thread_and_the_state_is_not():
     assert json.loads(ask("what do you know?", "t-3", "bob")[2].content) == []
 
 
+@lesson
+def test_a_hand_wired_graph_compiled_with_a_store_shares_it_across_threads():
+    graph = _one_tool_graph([remember, recall], UserContext, store=InMemoryStore(),
+                            checkpointer=InMemorySaver())
+
+    def run(call, thread, user):
+        return graph.invoke({"messages": [_ai(call)]}, {"configurable": {"thread_id": thread}},
+                            context=UserContext(user))["messages"]
+
+    run(_call("remember", "m1", fact="likes tea"), "t-1", "ann")
+    second = run(_call("recall", "m2"), "t-2", "ann")
+    assert json.loads(second[-1].content) == ["likes tea"] and len(second) == 2  # a fresh thread
+    assert json.loads(run(_call("recall", "m3"), "t-3", "bob")[-1].content) == []
+
+
 @tool
 def save_note(text: str, store: Annotated[BaseStore, InjectedStore()]) -> str:
     "Save a note."
@@ -216,6 +233,21 @@ def test_an_optional_injected_store_without_a_store_still_raises():
 
 
 @lesson
+@pytest.mark.parametrize("handle_tool_errors", [True, (ValueError,), lambda error: "handled"])
+@pytest.mark.parametrize("store_tool", [save_note, save_note_maybe], ids=["required", "optional"])
+def test_the_injected_store_value_error_escapes_every_handle_tool_errors_setting(
+    store_tool, handle_tool_errors
+):
+    node = ToolNode([store_tool], handle_tool_errors=handle_tool_errors)
+    builder = StateGraph(MessagesState)
+    builder.add_node("tools", node)
+    builder.add_edge(START, "tools")
+    with pytest.raises(ValueError) as raised:
+        builder.compile().invoke({"messages": [_ai(_call(store_tool.name, "n1", text="x"))]})
+    assert str(raised.value) == STORE_ERROR
+
+
+@lesson
 def test_without_a_store_runtime_store_and_get_store_are_none():
     @tool
     def store_kinds(runtime: ToolRuntime) -> str:
@@ -237,6 +269,12 @@ def test_without_a_store_runtime_store_put_crashes_the_run_with_attribute_error(
     with pytest.raises(AttributeError, match="'NoneType' object has no attribute 'put'"):
         _one_tool_graph([save_with_runtime]).invoke(
             {"messages": [_ai(_call("save_with_runtime", "s2", text="x"))]})
+    builder = StateGraph(MessagesState)  # handle_tool_errors=True does catch this one
+    builder.add_node("tools", ToolNode([save_with_runtime], handle_tool_errors=True))
+    builder.add_edge(START, "tools")
+    result = builder.compile().invoke({"messages": [_ai(_call("save_with_runtime", "s2", text="x"))]})
+    reply = result["messages"][-1]
+    assert reply.status == "error" and "'NoneType' object has no attribute 'put'" in reply.content
 
 
 # -- 3. Context and config ------------------------------------------------------------------------
@@ -285,6 +323,33 @@ def test_a_context_of_the_wrong_type_is_passed_through_with_only_a_serializer_wa
     assert any("PydanticSerializationUnexpectedValue" in str(w.message) for w in caught)
 
 
+@lesson
+@pytest.mark.parametrize("agent", list(AGENTS))
+def test_a_dict_context_with_a_value_of_the_wrong_type_is_coerced_unchecked(agent):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        seen = _agent_view(agent, show_plan, Plan, context={"user": 123})
+    assert seen == "Plan(user=123, plan='free')"
+    assert any("PydanticSerializationUnexpectedValue" in str(w.message) for w in caught)
+
+
+@lesson
+def test_a_hand_wired_graph_handles_a_dataclass_context_as_the_agents_do():
+    graph = _one_tool_graph([show_plan], Plan)
+
+    def seen(**context):
+        return graph.invoke({"messages": [_ai(_call("show_plan", "p1"))]}, **context)["messages"][-1].content
+
+    assert seen() == "None"
+    assert seen(context={}) == "Plan(user='guest', plan='free')"
+    assert seen(context={"user": "bob"}) == "Plan(user='bob', plan='free')"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the serializer warning pinned above
+        assert seen(context={"user": 123}) == "Plan(user=123, plan='free')"
+    with pytest.raises(TypeError, match="unexpected keyword argument 'usr'"):
+        seen(context={"usr": "ann"})
+
+
 class PlanDict(TypedDict):
     user: str
 
@@ -301,6 +366,38 @@ def test_a_typed_dict_context_is_neither_coerced_nor_checked():
     for context in ({"user": "bob"}, {"usr": "typo"}):
         result = graph.invoke({"messages": [_ai(_call("show_plan_dict", "p1"))]}, context=context)
         assert result["messages"][-1].content == repr(context)
+    empty = graph.invoke({"messages": [_ai(_call("show_plan_dict", "p1"))]}, context={})
+    assert empty["messages"][-1].content == "None"  # an empty dict arrives as None
+
+
+class PlanModel(BaseModel):
+    user: str = "guest"
+    plan: str = "free"
+
+
+@tool
+def show_plan_model(runtime: ToolRuntime[PlanModel]) -> str:
+    "Show the plan (pydantic context)."
+    return repr(runtime.context)
+
+
+@lesson
+def test_a_pydantic_context_drops_an_unknown_key_and_rejects_a_wrong_type_before_any_node_runs():
+    ran = []
+
+    @tool
+    def show(runtime: ToolRuntime[PlanModel]) -> str:
+        "Show the plan."
+        ran.append(1)
+        return repr(runtime.context)
+
+    graph = _one_tool_graph([show], PlanModel)
+    typo = graph.invoke({"messages": [_ai(_call("show", "p1"))]}, context={"usr": "typo"})
+    assert typo["messages"][-1].content == "PlanModel(user='guest', plan='free')"
+    ran.clear()
+    with pytest.raises(ValidationError, match="user\n  Input should be a valid string"):
+        graph.invoke({"messages": [_ai(_call("show", "p1"))]}, context={"user": 123})
+    assert ran == []
 
 
 @dataclasses.dataclass
@@ -331,16 +428,55 @@ def test_a_tool_reads_configurable_tags_and_metadata_but_configurable_never_beco
 
 @lesson
 def test_a_checkpointer_writes_plain_configurable_and_metadata_values_into_checkpoint_metadata_not_context():
-    graph = _one_tool_graph([read_config], Caller, checkpointer=InMemorySaver())
-    graph.invoke({"messages": [_ai(_call("read_config", "r1"))]},
-                 {"configurable": {"thread_id": "c-1", "user": "ann", "api_key": "sk-test"},
-                  "metadata": {"token": "tok-test"}})
-    graph.invoke({"messages": [_ai(_call("read_config", "r2"))]}, {"configurable": {"thread_id": "c-2"}},
-                 context=Caller("ann", api_key="sk-test"))
+    @tool
+    def ok() -> str:
+        "Do nothing."
+        return "ok"
+
+    saver = InMemorySaver()
+    graph = _one_tool_graph([ok], Caller, checkpointer=saver)
+    graph.invoke({"messages": [_ai(_call("ok", "r1"))]},
+                 {"configurable": {"thread_id": "c-1", "user": "ann", "api_key": "sk-test", "debug": True,
+                                   "n": 3, "ratio": 0.5, "nested": {"k": "v"}, "secret": SecretStr("sk-s"),
+                                   "__hidden": "x", "source": "forged", "tenant": "from-configurable"},
+                  "metadata": {"token": "tok-test", "tenant": "acme"}})
+    history = list(graph.get_state_history({"configurable": {"thread_id": "c-1"}}))
+    assert [s.metadata["source"] for s in history] == ["loop", "loop", "input"]  # every checkpoint of the run
+    for snapshot in history:
+        kept = {k: v for k, v in snapshot.metadata.items() if k not in ("source", "step", "parents")}
+        # str/int/float/bool values only; no thread_id, no __ keys, no clash with source/step/parents;
+        # config["metadata"] wins over configurable
+        assert kept == {"token": "tok-test", "tenant": "acme", "user": "ann", "api_key": "sk-test",
+                        "debug": True, "n": 3, "ratio": 0.5}
+    graph.invoke({"messages": [_ai(_call("ok", "r3"))]}, {"configurable": {"thread_id": "c-1"}})
+    later = list(graph.get_state_history({"configurable": {"thread_id": "c-1"}}))
+    assert [s.metadata.get("api_key") for s in later] == [None, None, None, "sk-test", "sk-test", "sk-test"]
+    graph.invoke({"messages": [_ai(_call("ok", "r2"))]}, {"configurable": {"thread_id": "c-2"}},
+                 context=Caller("ann", api_key="sk-ctx"))
+    assert "sk-ctx" not in repr(saver.storage) + repr(saver.blobs) + repr(saver.writes)
+
+
+@lesson
+def test_the_loop_passes_no_config_values_to_put_the_checkpointer_copies_them():
+    passed = []
+
+    class RecordingSaver(InMemorySaver):
+        def put(self, config, checkpoint, metadata, new_versions):
+            passed.append(dict(metadata))
+            return super().put(config, checkpoint, metadata, new_versions)
+
+    @tool
+    def ok() -> str:
+        "Do nothing."
+        return "ok"
+
+    saver = RecordingSaver()
+    graph = _one_tool_graph([ok], checkpointer=saver)
+    graph.invoke({"messages": [_ai(_call("ok", "r1"))]},
+                 {"configurable": {"thread_id": "c-1", "api_key": "sk-test"}, "metadata": {"token": "tok"}})
+    assert passed and all("api_key" not in m and "token" not in m for m in passed)
     kept = graph.get_state({"configurable": {"thread_id": "c-1"}}).metadata
-    assert kept["api_key"] == "sk-test" and kept["user"] == "ann" and "thread_id" not in kept
-    assert kept["token"] == "tok-test"
-    assert "sk-test" not in repr(graph.get_state({"configurable": {"thread_id": "c-2"}}).metadata)
+    assert kept["api_key"] == "sk-test" and kept["token"] == "tok"
 
 
 # -- 4. contextvars and thread-locals ------------------------------------------------------------
@@ -390,6 +526,38 @@ def test_under_ainvoke_sync_tools_see_the_callers_contextvar_not_its_thread_loca
 
     seen, caller = asyncio.run(main())
     assert seen == ["req-42 <unset>", "req-42 <unset>"] and caller == "req-42"
+
+
+@tool
+async def aprobe(label: str) -> str:
+    "Report what the event loop's thread can see of the caller's request id."
+    return probe.func(label)
+
+
+TWO_APROBES = {"messages": [_ai(_call("aprobe", "a1", label="a1"), _call("aprobe", "a2", label="a2"))]}
+
+
+@lesson
+def test_under_ainvoke_async_tools_see_the_callers_contextvar_and_thread_local_and_changes_stay_inside():
+    graph = _one_tool_graph([aprobe])
+
+    async def main():
+        request_id.set("req-42")
+        request_local.id = "req-42"
+        try:
+            result = await graph.ainvoke(TWO_APROBES)
+        finally:
+            del request_local.id
+        return [m.content for m in result["messages"][1:]], request_id.get()
+
+    seen, caller = asyncio.run(main())
+    assert seen == ["req-42 req-42", "req-42 req-42"] and caller == "req-42"
+
+
+@lesson
+def test_under_invoke_an_async_only_tool_cannot_run():
+    with pytest.raises(NotImplementedError, match="StructuredTool does not support sync invocation"):
+        _one_tool_graph([aprobe]).invoke(TWO_APROBES)
 
 
 # -- 5. Shared state under concurrent calls ------------------------------------------------------
