@@ -44,10 +44,15 @@ PDF_NAME = "toolnode-lab-a4.pdf"
 PAPERS = {"a4": ("A4", "toolnode-lab-a4.pdf"), "letter": ("Letter", "toolnode-lab-letter.pdf")}
 """Printed formats: Playwright's paper name and the file written for each."""
 PRINTED_DOCS = ("labs/README.md", "docs/cheatsheet.en.md", "docs/cheatsheet.zh.md",
-                "docs/workshop/preflight.md")
+                "docs/cheatsheet-agent.en.md", "docs/cheatsheet-agent.zh.md", "docs/workshop/preflight.md")
 """The documents printed after the lessons; every other document (the compatibility matrix, the
 benchmark tables, the instructor's kit) is in the site only."""
-CHEATSHEETS = {"en": "docs/cheatsheet.en.md", "zh": "docs/cheatsheet.zh.md"}
+CHEATSHEETS = {"en": "docs/cheatsheet.en.md", "zh": "docs/cheatsheet.zh.md",
+               "agent-en": "docs/cheatsheet-agent.en.md", "agent-zh": "docs/cheatsheet-agent.zh.md"}
+"""The one-page sheets, each printed as `cheatsheet-<key>.pdf`: ToolNode's rules, then the rules of
+tools in a running agent (lessons 11–15), each in English and Chinese."""
+SHEET_LABELS = {"en": "ToolNode (en)", "zh": "ToolNode (zh)", "agent-en": "a running agent (en)",
+                "agent-zh": "a running agent (zh)"}
 MARGIN = {"top": "12mm", "bottom": "14mm", "left": "12mm", "right": "12mm"}
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -316,7 +321,8 @@ def index_page(kinds: dict[str, list[Path]]) -> str:
         lines += ["**Guides and cheat sheets**", ""]
         lines += [f"- [{_plain(title_of(p))}]({p.relative_to(ROOT).as_posix()})" for p in learner_docs]
         lines += [""]
-    cheats = " · ".join(f"[{lang}](cheatsheet-{lang}.pdf)" for lang in CHEATSHEETS)
+    cheats = " · ".join(f"[{SHEET_LABELS[key]}](cheatsheet-{key}.pdf)" for key, rel in CHEATSHEETS.items()
+                        if (ROOT / rel).exists())
     lines += ["**To print**", "",
               f"- the handout: [A4]({PAPERS['a4'][1]}) · [US Letter]({PAPERS['letter'][1]}) "
               "(cover, contents, every lesson, the labs' guide, the cheat sheets, the pre-flight note)",

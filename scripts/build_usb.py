@@ -45,7 +45,7 @@ wheelhouse/   every package, for: {targets}
                                            -r requirements.txt -e .   (one line; W = this wheelhouse)
               then:                    make doctor   (the last line must read "ready")
 handout/      open handout/index.html (no network needed); PDFs: toolnode-lab-a4.pdf, toolnode-lab-letter.pdf,
-              cheatsheet-en.pdf, cheatsheet-zh.pdf
+              cheatsheet-en.pdf, cheatsheet-zh.pdf, cheatsheet-agent-en.pdf, cheatsheet-agent-zh.pdf
 slides/       the instructor's decks (slides/index.html)
 
 Python 3.11, 3.12 or 3.13 is needed first; it is not on this stick:

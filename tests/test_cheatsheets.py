@@ -1,4 +1,6 @@
-"""The cheat sheets (`docs/cheatsheet.en.md`, `docs/cheatsheet.zh.md`) cite real lessons and real tests.
+"""The cheat sheets cite real lessons and real tests: ToolNode's rules (`docs/cheatsheet.en.md`,
+`docs/cheatsheet.zh.md`) and the rules of tools in a running agent (`docs/cheatsheet-agent.en.md`,
+`docs/cheatsheet-agent.zh.md`).
 
 Every rule line links the lesson section that shows it (`../notebooks/NN_x.ipynb#Heading-text`, the
 anchor JupyterLab gives a heading: its text with spaces as `-`, backticks dropped) and names the
@@ -22,7 +24,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
-SHEETS = [DOCS / "cheatsheet.en.md", DOCS / "cheatsheet.zh.md"]
+PAIRS = [(DOCS / "cheatsheet.en.md", DOCS / "cheatsheet.zh.md"),
+         (DOCS / "cheatsheet-agent.en.md", DOCS / "cheatsheet-agent.zh.md")]
+"""Each sheet in English and in Chinese: the two state the same rules with the same citations."""
+SHEETS = [sheet for pair in PAIRS for sheet in pair]
 MAX_LINES = 75  # one printed page at the handout's size
 LESSON_LINK = re.compile(r"\]\((\.\./notebooks/[^)#\s]+\.ipynb)(?:#([^)\s]+))?\)")
 TEST_ID = re.compile(r"`(tests/contracts/test_\w+\.py)::(test_\w+)(?:\[[^\]`]*\])?`")
@@ -98,21 +103,23 @@ def test_every_rule_cites_a_lesson_section_and_a_contract_test(sheet):
     assert not problems, f"{sheet.relative_to(ROOT)}:\n  " + "\n  ".join(problems)
 
 
-def test_both_languages_state_the_same_rules_with_the_same_citations():
+@pytest.mark.parametrize("pair", PAIRS, ids=[en.stem.removesuffix(".en") for en, _ in PAIRS])
+def test_both_languages_state_the_same_rules_with_the_same_citations(pair):
     english, chinese = ([LESSON_LINK.findall(line) + TEST_ID.findall(line) for _, line in rule_lines(s)]
-                        for s in SHEETS)
+                        for s in pair)
     assert len(english) == len(chinese), (
-        f"cheatsheet.en.md has {len(english)} rules, cheatsheet.zh.md {len(chinese)}: keep them in step"
+        f"{pair[0].name} has {len(english)} rules, {pair[1].name} {len(chinese)}: keep them in step"
     )
     for index, (en, zh) in enumerate(zip(english, chinese, strict=True), 1):
         assert en == zh, f"rule {index} cites {en} in English but {zh} in Chinese"
 
 
-def test_the_chinese_sheet_declares_a_cjk_font_for_printing():
-    text = SHEETS[1].read_text(encoding="utf-8")
+@pytest.mark.parametrize("sheet", [zh for _, zh in PAIRS], ids=[zh.name for _, zh in PAIRS])
+def test_the_chinese_sheet_declares_a_cjk_font_for_printing(sheet):
+    text = sheet.read_text(encoding="utf-8")
     front_matter = text.split("---", 2)[1] if text.startswith("---") else ""
     assert re.search(r"^CJKmainfont: .+", front_matter, re.M), (
-        "docs/cheatsheet.zh.md needs a `CJKmainfont:` line in its front matter, "
+        f"docs/{sheet.name} needs a `CJKmainfont:` line in its front matter, "
         "or its Chinese prints as boxes"
     )
 
