@@ -583,6 +583,19 @@ def test_an_error_middleware_inside_a_retry_hides_the_exception_so_one_attempt_i
     assert inside == (1, "error", "fetch_rates is down (ConnectionError)")
 
 
+@lesson
+def test_an_error_middleware_outside_a_retry_that_continues_never_fires():
+    def readable(error, request):
+        return f"{request.tool_call['name']} is down ({type(error).__name__})"
+
+    tries, status, content = _try_retry([ToolErrorMiddleware(readable), ToolRetryMiddleware(**FAST)])
+    assert (tries, status) == (3, "error")
+    assert content == (
+        "Tool 'fetch_rates' failed after 3 attempts with ConnectionError: "
+        "rates service dropped attempt 3. Please try again."
+    )
+
+
 def _questions_asked(order, fails):
     tries = Counter()
 
