@@ -123,8 +123,12 @@ def test_batched_review_runs_no_tool_before_the_decisions_and_waits_at_its_after
 
 @lesson
 def test_interrupt_on_config_without_allowed_decisions_raises_when_built():
-    with pytest.raises(ValueError, match="allowed_decisions"):
-        HumanInTheLoopMiddleware(interrupt_on={"delete_file": {"allowed": ["approve"]}})
+    with pytest.raises(
+        ValueError,
+        match=r"^Invalid `interrupt_on` config for tool 'delete_file': `allowed_decisions` must be a "
+        r"non-empty list",
+    ):
+        HumanInTheLoopMiddleware(interrupt_on={"delete_file": {"allowed": ["approve", "reject"]}})
 
 
 # --- 2. Answering a batch --------------------------------------------------------------------------
