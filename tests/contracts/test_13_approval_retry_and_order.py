@@ -20,7 +20,9 @@ from langchain.agents.middleware import (
     ToolCallLimitMiddleware,
     ToolErrorMiddleware,
     ToolRetryMiddleware,
+    hook_config,
 )
+from langchain.agents.middleware import tool_retry as tool_retry_module
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
@@ -47,7 +49,7 @@ THREE = {
 }
 
 
-def _reviewed(ran, model_turns=None):
+def _reviewed(ran, model_turns=None, before=(), after=()):
     @tool
     def send_email(to: str) -> str:
         """Send an email."""
@@ -77,7 +79,7 @@ def _reviewed(ran, model_turns=None):
     agent = create_agent(
         ScriptedChatModel(script=[first_turn, tool_results_summary]),
         [send_email, delete_file, lookup_weather],
-        middleware=[review],
+        middleware=[*before, review, *after],
         checkpointer=InMemorySaver(),
     )
     config = {"configurable": {"thread_id": "t"}}
@@ -121,8 +123,12 @@ def test_batched_review_runs_no_tool_before_the_decisions_and_waits_at_its_after
 
 @lesson
 def test_interrupt_on_config_without_allowed_decisions_raises_when_built():
-    with pytest.raises(ValueError, match="allowed_decisions"):
-        HumanInTheLoopMiddleware(interrupt_on={"delete_file": {"allowed": ["approve"]}})
+    with pytest.raises(
+        ValueError,
+        match=r"^Invalid `interrupt_on` config for tool 'delete_file': `allowed_decisions` must be a "
+        r"non-empty list",
+    ):
+        HumanInTheLoopMiddleware(interrupt_on={"delete_file": {"allowed": ["approve", "reject"]}})
 
 
 # --- 2. Answering a batch --------------------------------------------------------------------------
@@ -176,6 +182,15 @@ def test_a_decision_type_the_tool_does_not_allow_raises_value_error(bad):
         r"Expected one of \['approve', 'reject'\]",
     ):
         agent.invoke(Command(resume={"decisions": [{"type": "approve"}, bad, {"type": "approve"}]}), config)
+
+
+@lesson
+def test_decisions_are_matched_by_position_so_a_swapped_pair_of_allowed_types_hits_the_wrong_calls():
+    ran = []
+    agent, config, _ = _reviewed(ran)
+    meant = [{"type": "approve"}, {"type": "approve"}, {"type": "reject"}]  # delete a.log, keep b.log
+    agent.invoke(Command(resume={"decisions": [meant[0], meant[2], meant[1]]}), config)
+    assert "delete_file /tmp/b.log" in ran and "delete_file /tmp/a.log" not in ran
 
 
 @lesson
@@ -241,7 +256,10 @@ def test_reject_with_a_message_quotes_the_reason():
 
 @lesson
 def test_unlisted_tools_run_once_after_the_decisions():
-    ran, _ = _decided()
+    ran = []
+    agent, config, _ = _reviewed(ran)
+    assert ran == []  # paused: the unlisted lookup waits with the others
+    agent.invoke(Command(resume=THREE), config)
     assert ran.count("lookup_weather Paris") == 1
 
 
@@ -328,6 +346,9 @@ def test_a_static_breakpoint_returns_no_interrupt_key_and_waits_before_every_too
     config = {"configurable": {"thread_id": "b"}}
     assert "__interrupt__" not in graph.invoke(ASK, config)
     assert graph.get_state(config).next == ("tools", "tools")
+    streamed = _build("breakpoint", _pair_tools(Counter()))
+    updates = list(streamed.stream(ASK, {"configurable": {"thread_id": "s"}}, stream_mode="updates"))
+    assert updates[-1] == {"__interrupt__": ()}  # an "updates" stream ends with an empty one
 
 
 @lesson
@@ -378,6 +399,17 @@ def test_retry_defaults_are_two_retries_from_one_second_doubling_with_jitter():
         retry.jitter,
         retry.on_failure,
     ) == (2, 1.0, 2.0, 60.0, True, "continue")
+
+
+@lesson
+def test_retry_sleeps_one_then_two_seconds_by_default_and_not_after_the_last_attempt(monkeypatch):
+    slept = []
+    monkeypatch.setattr(tool_retry_module.time, "sleep", slept.append)
+    assert _try_retry([ToolRetryMiddleware(jitter=False)])[0] == 3
+    assert slept == [1.0, 2.0]
+    slept.clear()
+    assert _try_retry([ToolRetryMiddleware()])[0] == 3
+    assert len(slept) == 2 and 0.75 <= slept[0] <= 1.25 and 1.5 <= slept[1] <= 2.5
 
 
 @lesson
@@ -555,14 +587,27 @@ def test_an_error_middleware_inside_a_retry_hides_the_exception_so_one_attempt_i
     assert inside == (1, "error", "fetch_rates is down (ConnectionError)")
 
 
-def _questions_asked(order):
+@lesson
+def test_an_error_middleware_outside_a_retry_that_continues_never_fires():
+    def readable(error, request):
+        return f"{request.tool_call['name']} is down ({type(error).__name__})"
+
+    tries, status, content = _try_retry([ToolErrorMiddleware(readable), ToolRetryMiddleware(**FAST)])
+    assert (tries, status) == (3, "error")
+    assert content == (
+        "Tool 'fetch_rates' failed after 3 attempts with ConnectionError: "
+        "rates service dropped attempt 3. Please try again."
+    )
+
+
+def _questions_asked(order, fails):
     tries = Counter()
 
     @tool
     def transfer(amount: int) -> str:
-        """Transfer money (the bank drops the first request)."""
+        """Transfer money (the bank drops the first `fails` requests)."""
         tries["transfer"] += 1
-        if tries["transfer"] < 2:
+        if tries["transfer"] <= fails:
             raise ConnectionError("the bank dropped the request")
         return f"transferred {amount}"
 
@@ -581,13 +626,24 @@ def _questions_asked(order):
         result = agent.invoke(
             Command(resume={i.id: {"type": "approve"} for i in result["__interrupt__"]}), config
         )
-    return asked, tries["transfer"], result["messages"][-1].content
+    answer = next(m for m in reversed(result["messages"]) if isinstance(m, ToolMessage))
+    return asked, tries["transfer"], answer.content.startswith("transferred 5")
 
 
 @lesson
-def test_per_call_review_outside_a_retry_asks_once_inside_it_asks_once_per_attempt():
-    assert _questions_asked("review first") == (1, 2, "transferred 5")
-    assert _questions_asked("retry first") == (2, 2, "transferred 5")
+@pytest.mark.parametrize(
+    ("fails", "review_first", "retry_first"),
+    [
+        (1, (1, 2, True), (2, 2, True)),
+        (2, (1, 3, True), (2, 3, True)),
+        (99, (1, 3, False), (3, 6, False)),
+    ],
+)
+def test_per_call_review_inside_a_retry_asks_at_each_new_attempt_and_each_resume_reruns_the_earlier_ones(
+    fails, review_first, retry_first
+):
+    assert _questions_asked("review first", fails) == review_first
+    assert _questions_asked("retry first", fails) == retry_first
 
 
 # --- 8. Deep dive: create_react_agent's static breakpoint ------------------------------------------
@@ -656,3 +712,54 @@ def test_the_review_asks_about_every_flagged_call_even_one_the_limit_blocks(
     assert answered == blocked_while_asking
     agent.invoke(Command(resume={"decisions": [{"type": "approve"}] * 3}), config)
     assert counted["remove"] == 2
+
+
+# --- 11. Deep dive: two ways past the batched review -----------------------------------------------
+
+
+class _JumpToTools(AgentMiddleware):
+    @hook_config(can_jump_to=["tools"])
+    def after_model(self, state, runtime):
+        last_ai = next(m for m in reversed(state["messages"]) if isinstance(m, AIMessage))
+        return {"jump_to": "tools"} if last_ai.tool_calls else None
+
+
+@lesson
+def test_jump_to_tools_listed_before_the_review_runs_the_rejected_call_and_answers_it_twice():
+    ran = []
+    agent, config, paused = _reviewed(ran, before=[_JumpToTools()])
+    assert "__interrupt__" in paused
+    agent.invoke(Command(resume=THREE), config)
+    assert "delete_file /tmp/b.log" in ran  # rejected, and run anyway
+    answers = [m for m in agent.get_state(config).values["messages"] if isinstance(m, ToolMessage)]
+    assert [(m.status, m.content) for m in answers if m.tool_call_id == "call_0_3"] == [
+        (
+            "error",
+            "User rejected the tool call for `delete_file` with id call_0_3. The tool was not "
+            "executed. Do not retry this tool call unless the user explicitly requests it.",
+        ),
+        ("success", "deleted /tmp/b.log"),
+    ]
+
+
+@lesson
+def test_jump_to_tools_listed_after_the_review_skips_it_and_every_call_runs_unasked():
+    ran = []
+    agent, config, paused = _reviewed(ran, after=[_JumpToTools()])
+    assert "__interrupt__" not in paused
+    assert sorted(ran) == [
+        "delete_file /tmp/a.log",
+        "delete_file /tmp/b.log",
+        "lookup_weather Paris",
+        "send_email ann",
+    ]
+
+
+@lesson
+def test_a_batched_edit_may_name_another_tool_whose_own_config_is_not_consulted():
+    ran = []
+    agent, config, _ = _reviewed(ran)
+    to_deletion = {"type": "edit", "edited_action": {"name": "delete_file", "args": {"path": "/etc/hosts"}}}
+    decisions = [to_deletion, {"type": "approve"}, {"type": "reject"}]
+    agent.invoke(Command(resume={"decisions": decisions}), config)
+    assert sorted(ran) == ["delete_file /etc/hosts", "delete_file /tmp/a.log", "lookup_weather Paris"]
