@@ -683,12 +683,13 @@ class Payments:
     ]
 
     def __init__(self):
-        self.paid, self.up = [], False
+        self.paid, self.paid_for, self.up = [], [], False
 
         @tool
-        def take_payment(amount: int) -> str:
+        def take_payment(amount: int, tool_call_id: Annotated[str, InjectedToolCallId]) -> str:
             """Charge the customer."""
             self.paid.append(amount)
+            self.paid_for.append(tool_call_id)
             return f"charged {amount}"
 
         @tool
@@ -744,7 +745,7 @@ def test_drill_52_resuming_charges_twice_with_the_batch_and_once_with_create_age
     graph, config = shop.crash(design)
     shop.up = True
     assert graph.invoke(None, config)["messages"][-1].content == "all done"
-    assert len(shop.paid) == payments
+    assert len(shop.paid) == payments and len(set(shop.paid_for)) == 1  # a re-run keeps its call id
 
 
 def repair_history(graph, config):
