@@ -21,15 +21,12 @@ help: ## list the commands
 # the venv with pip; with pip (`--no-deps`) when uv cannot be had. A venv made by a Python outside
 # $(SUPPORTED), or by another interpreter than PYTHON= names, is made again. The stamp records that the
 # last install finished and passed its checks (`uv pip check` or `pip check`, then venv-matches-lock).
-# uv writes every module's bytecode while it installs (UV_COMPILE_BYTECODE=1, as pip does by default):
-# without it each kernel, MCP server and test worker compiles the libraries it imports from source
-# (langgraph.prebuilt: 3.4 s of CPU instead of 1.3 s), on every run where PYTHONDONTWRITEBYTECODE is set.
 SUPPORTED := 3.11, 3.12 or 3.13
 UV_VERSION := 0.13.9
 ASKED := $(if $(filter command line environment,$(origin PYTHON)),--asked)
 FOUND_PYTHON = $(firstword $(foreach v,3.11 3.12 3.13,$(if $(shell command -v python$(v)),python$(v))))
 SETUP = $(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] >= (3, 11) else "setup: toolnode-lab needs Python $(SUPPORTED); $(PYTHON) is " + sys.version.split()[0] + ". Run: $(if $(FOUND_PYTHON),make setup PYTHON=$(FOUND_PYTHON),install one of those then make setup PYTHON=python3.11)")' \
-	&& UV_COMPILE_BYTECODE=1 $(PYTHON) -m helpers.platforms setup $(VENV) $(ASKED) --uv-version $(UV_VERSION) $(SETUP_ARGS)
+	&& $(PYTHON) -m helpers.platforms setup $(VENV) $(ASKED) --uv-version $(UV_VERSION) $(SETUP_ARGS)
 
 $(STAMP): requirements.txt pyproject.toml
 	@$(SETUP)
@@ -52,8 +49,12 @@ lab: setup ## set up, then open the course in JupyterLab at lesson 00
 
 # Two workers, a test file each at a time: the notebooks' kernels mostly wait (sleeps, process
 # starts), so the suite takes about half as long; every timing claim is built to hold under load.
+# Python caches the bytecode of what it imports (its default; some shells and CI images turn it off
+# with PYTHONDONTWRITEBYTECODE): the suite starts some 50 kernels, MCP servers and client scripts,
+# and without the cache each compiles langchain and langgraph from source again (`import
+# langgraph.prebuilt`: 3.4 s of CPU instead of 1.3 s).
 test: setup ## set up, then run the whole suite (unit, contract, strict nbval on every notebook)
-	$(PY) -m pytest -n 2 --dist loadfile
+	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -n 2 --dist loadfile
 
 # `make doctor` alone runs the doctor while make reads this file, so that a failed check ends make
 # with the doctor's status and its report, without make's own "*** Error" line (a failed recipe
