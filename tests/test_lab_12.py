@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import linecache
 import threading
+import time
 
 import nbformat
 import pytest
@@ -908,6 +909,9 @@ def as_the_model(graph, config):  # the lesson's rewrite, written as the model's
     graph.update_state(config, {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *fixed]}, as_node=node)
 
 
+ORIGINALS = (lab12._question, lab12.Cases.result, lab12.Effects.add)
+
+
 def patches(target, name):
     def build_agent(model, tools, budget, checkpointer):
         setattr(target, name, lambda *args, **kwargs: "all passed")
@@ -980,8 +984,42 @@ def patches(target, name):
         "error-status-success-words",
     ],
 )
-def test_lab12_rejects_later_attempts(exercise, namespace, phrases, absent, capsys):
+def test_lab12_rejects_later_attempts(exercise, namespace, phrases, absent):
     message = rejected(exercise, namespace, *phrases)
     for phrase in absent:
         assert phrase not in message, message
-    accepted(exercise, SOL, capsys)  # whatever was changed was put back
+    # whatever was changed was put back
+    assert (lab12._question, lab12.Cases.result, lab12.Effects.add) == ORIGINALS
+    assert "_WIRE" not in vars(lab12) or lab12._WIRE["endpoint"].check_history is True
+
+
+def test_lab12_a_check_after_a_patched_one_passes_again(capsys):
+    rejected(lab12.q1, {"build_agent": patches(lab12, "_question")}, "own code was changed")
+    accepted(lab12.q1, SOL, capsys)
+
+
+def test_lab12_slow_but_correct_answers_pass_within_the_limit(monkeypatch, capsys):
+    monkeypatch.setattr(lab12, "LIMIT", 2.0)
+
+    def slow_repair(graph, config):
+        time.sleep(0.3)
+        SOL["repair"](graph, config)
+
+    accepted(lab12.q3, {"repair": slow_repair}, capsys)
+
+
+def test_lab12_code_replaced_from_a_cell_before_the_import_is_refused():
+    """`labs report` imports the checks again after the learner's cells ran: a method a cell replaced
+    then is what the check finds, so it is recognised by where its code was written."""
+    cell = "/tmp/ipykernel_12/7.py"
+    namespace: dict = {}
+    exec(compile("def add(self, value):\n    pass\n", cell, "exec"), namespace)  # noqa: S102 - a learner's cell
+    original = lab12.Ran.add
+    lab12.Ran.add = namespace["add"]
+    try:
+        lab12._take_guard()  # as after a reload
+        with pytest.raises(CheckFailed, match="own code was changed"):
+            lab12.check_budget(SOL["build_agent"])
+    finally:
+        lab12.Ran.add = original
+        lab12._take_guard()

@@ -22,6 +22,7 @@ for every check, so nothing can be typed in; every run of learner code has a tim
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import random
 import re
@@ -116,6 +117,19 @@ def _guard_targets() -> list[tuple[str, Any]]:
     return targets
 
 
+def _reloaded(old: Any, new: Any) -> bool:
+    """True when `new` is `old` defined again by a reload of the course's module, not a replacement."""
+    from helpers.labs import _kind
+
+    if type(old) is not type(new) or getattr(old, "__qualname__", None) != getattr(new, "__qualname__", 0):
+        return False
+    if isinstance(new, type):
+        return new.__module__ == old.__module__
+    fn = new.fget if isinstance(new, property) else getattr(new, "__func__", new)
+    code = getattr(fn, "__code__", None)
+    return code is not None and _kind(code.co_filename) in {"course", "library", "python"}
+
+
 def _make_guard() -> tuple[Any, Any]:
     """(take, verify): `take()` records the checks' code as it is now (once, at import); `verify()`
     puts back whatever was rebound since and returns what it found, as readable names."""
@@ -131,8 +145,11 @@ def _make_guard() -> tuple[Any, Any]:
         found = []
         for label, owner, code in taken:
             now = vars(owner)
-            for name, value in code.items():
+            for name, value in list(code.items()):
                 if now.get(name) is not value:
+                    if name in now and _reloaded(value, now[name]):
+                        code[name] = now[name]  # the module was reloaded (`labs report` does): its new code
+                        continue
                     found.append(f"{label}.{name}")
                     setattr(owner, name, value)
                     continue
@@ -192,7 +209,24 @@ def search_tool(name: str, ran: Ran) -> BaseTool:
         ran.add(query)
         return f"results for {query}"
 
-    return StructuredTool.from_function(search, name=name, description="Search the web for a query.")
+    return StructuredTool.from_function(
+        search, name=name, description="Search the web for a query.", args_schema=_schema("search")
+    )
+
+
+@functools.cache
+def _schema(kind: str) -> type:
+    """The argument schema of the course's `search(query)` or `beacon(turn)`, built once."""
+
+    def search(query: str) -> str:
+        return ""
+
+    def beacon(turn: int) -> str:
+        return ""
+
+    return StructuredTool.from_function(
+        {"search": search, "beacon": beacon}[kind], description="."
+    ).args_schema
 
 
 def greedy_model(name: str, per_turn: int, budget: int, rng: random.Random, *, stop_after: int | None = None):
@@ -747,7 +781,9 @@ def _course_graph(rng: random.Random, turns: int) -> tuple[Any, list]:
             write({"token": token, "step": i})
         return f"turn {turn} done"
 
-    tool = StructuredTool.from_function(beacon, name="beacon", description="Send a few beacons.")
+    tool = StructuredTool.from_function(
+        beacon, name="beacon", description="Send a few beacons.", args_schema=_schema("beacon")
+    )
     script = [[{"name": "beacon", "args": {"turn": t}}] for t in range(turns)] + ["over"]
     graph = tool_loop(ScriptedChatModel(script=script).bind_tools([tool]), [tool])
     want = [{"token": token, "step": i} for turn in tokens for i, token in enumerate(turn)]
@@ -795,10 +831,32 @@ def payment_tools(effects: Effects, service: dict) -> list[BaseTool]:
             raise ConnectionError("notification service is down")
         return f"notified {user}"
 
+    charge_schema, notify_schema = _payment_schemas()
     return [
-        StructuredTool.from_function(charge, description="Charge the customer."),
-        StructuredTool.from_function(notify, description="Notify the user."),
+        StructuredTool.from_function(charge, description="Charge the customer.", args_schema=charge_schema),
+        StructuredTool.from_function(notify, description="Notify the user.", args_schema=notify_schema),
     ]
+
+
+@functools.cache
+def _payment_schemas() -> tuple[type, type]:
+    """The argument schemas of `charge` and `notify`, built once (a schema costs a pydantic model)."""
+
+    def charge(amount: int) -> str:
+        return ""
+
+    def notify(user: str) -> str:
+        return ""
+
+    return tuple(StructuredTool.from_function(f, description=".").args_schema for f in (charge, notify))
+
+
+@functools.cache
+def _payment_wire() -> tuple[dict, ...]:
+    """`charge` and `notify` as the OpenAI tool definitions `bind_tools` sends, converted once."""
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    return tuple(convert_to_openai_tool(t) for t in payment_tools(Effects(), {"up": True}))
 
 
 def _snapshot(messages: list[BaseMessage]) -> list[tuple[str, str, str, str]]:
@@ -870,7 +928,8 @@ def _repair_case(repair: Any, rng: random.Random, kind: str) -> None:
     if kind == "create_agent":
         graph = create_agent(llm, tools, checkpointer=InMemorySaver())
     else:
-        graph = tool_loop(llm.bind_tools(tools), tools).builder.compile(checkpointer=InMemorySaver())
+        bound = llm.bind_tools(list(_payment_wire()))  # the same request as `bind_tools(tools)`
+        graph = tool_loop(bound, tools).builder.compile(checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": f"lab12-{uuid.uuid4().hex[:8]}"}}
 
     def first_turn() -> None:
