@@ -176,16 +176,19 @@ def _untouched(key: str, verify: Any) -> None:
     """Raise one `CheckFailed` when the learner's code changed the check's own code."""
     found = verify()
     if found:
+        where = section(STREAMING, BUDGET)
+        if key == "q2":
+            where = section(STREAMING, PROGRESS)
+        elif key == "q3":
+            where = section(RECOVERY, REPAIR)
         raise fail(
             "the check's own code was changed while it ran",
             key=key,
             expected="your code to leave the course's checks, recorders and endpoint as they are",
-            observed=f"replaced: {', '.join(sorted(set(found)))[:220]} (put back now)",
+            observed=f"replaced: {', '.join(sorted(set(found)))[:220]} (the check put back what it could)",
             why="a check grades what your code does; a verdict obtained by rebinding the course's "
             "functions (monkeypatching) says nothing about it",
-            where=section(RECOVERY, REPAIR)
-            if key == "q3"
-            else section(STREAMING, BUDGET if key == "q1" else PROGRESS),
+            where=where,
         )
 
 
@@ -821,13 +824,19 @@ class Effects:
 def payment_tools(effects: Effects, service: dict) -> list[BaseTool]:
     """`charge` (a payment that must happen once) and `notify` (down while `service['up']` is False)."""
 
+    charged = threading.Event()
+
     def charge(amount: int) -> str:
         effects.add(f"charge {amount}")
+        charged.set()
         return f"charged {amount}"
 
     def notify(user: str) -> str:
         effects.add(f"notify {user}")
         if not service["up"]:
+            # the batch's charge finishes first, whatever order the threads run in: a crashed
+            # create_agent step then always keeps its answer
+            charged.wait(2.0)
             raise ConnectionError("notification service is down")
         return f"notified {user}"
 
