@@ -16,7 +16,9 @@ Every check observes outcomes from the course's side: the tools it hands over re
 ran, its own stream reads what the tool wrote, and in q3 the local OpenAI-style endpoint
 (`ScriptedOpenAIEndpoint(check_history=True)`, reached by the real `ChatOpenAI` client) gives the
 verdict on the repaired history. Budgets, tool names, URLs, tokens and call ids are drawn at random
-for every check, so nothing can be typed in; every run of learner code has a time limit.
+for every check, so nothing can be typed in; every run of learner code has a time limit. A check
+also refuses a verdict obtained by rebinding its own code, its recorders or the endpoint
+(`_make_guard`), by replacing the graph's methods, or by writing the checkpointer directly.
 """
 
 from __future__ import annotations
@@ -182,7 +184,7 @@ def _untouched(key: str, verify: Any) -> None:
         elif key == "q3":
             where = section(RECOVERY, REPAIR)
         raise fail(
-            "the check's own code was changed while it ran",
+            "the check's own code was changed by your code",
             key=key,
             expected="your code to leave the course's checks, recorders and endpoint as they are",
             observed=f"replaced: {', '.join(sorted(set(found)))[:220]} (the check put back what it could)",
