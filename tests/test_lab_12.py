@@ -775,11 +775,44 @@ async def async_events(graph, inputs):
     return [chunk async for chunk in graph.astream(inputs, stream_mode="custom")]
 
 
+def bulk_repair(graph, config):  # `bulk_update_state`, one update as the tools node
+    from langgraph.types import StateUpdate
+
+    messages = graph.get_state(config).values["messages"]
+    answers = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
+    fixed = []
+    for m in (m for m in messages if not isinstance(m, ToolMessage)):
+        fixed.append(m)
+        fixed += [
+            answers.get(c["id"]) or ToolMessage("failed", tool_call_id=c["id"], status="error")
+            for c in getattr(m, "tool_calls", [])
+        ]
+    update = StateUpdate({"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *fixed]}, "tools")
+    graph.bulk_update_state(config, [[update]])
+
+
+def nothing_outside(fetch):  # the missing writer caught by returning at once
+    @tool
+    def crawl(urls: list[str]) -> str:
+        """Crawl."""
+        try:
+            write = get_stream_writer()
+        except KeyError:
+            return ""
+        for i, url in enumerate(urls, 1):
+            fetch(url)
+            write({"url": url, "done": i, "total": len(urls)})
+        return "done"
+
+    return crawl
+
+
 def test_lab12_accepts_other_right_answers(capsys):
     accepted(lab12.q1, {"build_agent": counting_middleware}, capsys)
     accepted(lab12.q2, q2(runtime_with_default, async_events), capsys)
     accepted(lab12.q3, {"repair": by_id}, capsys)
     accepted(lab12.q3, {"repair": awaited_repair}, capsys)
+    accepted(lab12.q3, {"repair": bulk_repair}, capsys)
 
 
 def no_checkpointer(limit: str):  # the checkpointer forgotten: each question a thread of its own
@@ -945,6 +978,7 @@ def patches(target, name):
         ),
         (lab12.q2, q2(printed), ["no custom chunk at all", "`print` and the state never reach"], []),
         (lab12.q2, q2(records_without_fetching), ["did not fetch every page"], []),
+        (lab12.q2, q2(nothing_outside), ["✘ outside a graph", "did not fetch the pages"], []),
         (lab12.q2, q2(runtime_required), ["✘ outside a graph", "runtime: ToolRuntime = None"], []),
         (lab12.q3, {"repair": relaxes_the_endpoint}, ["changed the graph or the provider"], []),
         (lab12.q3, {"repair": fakes_invoke}, ["changed the graph or the provider", "invoke"], []),
@@ -973,6 +1007,7 @@ def patches(target, name):
         "patches-cases",
         "progress-printed",
         "recorder-written-to",
+        "returns-nothing-outside",
         "runtime-required",
         "relaxes-the-endpoint",
         "replaces-graph-invoke",
