@@ -886,6 +886,12 @@ def fakes_invoke(graph, config):  # the graph's invoke replaced by one that answ
     }
 
 
+def swaps_the_checkpointer(graph, config):  # a fresh, empty checkpointer: no thread, nothing unanswered
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    graph.checkpointer = InMemorySaver()
+
+
 def hides_the_rerun(graph, config):  # the recorder silenced, then "just run it again"
     lab12.Effects.add = lambda self, value: None
     resumes_first(graph, config)
@@ -982,6 +988,12 @@ def patches(target, name):
         (lab12.q2, q2(runtime_required), ["✘ outside a graph", "runtime: ToolRuntime = None"], []),
         (lab12.q3, {"repair": relaxes_the_endpoint}, ["changed the graph or the provider"], []),
         (lab12.q3, {"repair": fakes_invoke}, ["changed the graph or the provider", "invoke"], []),
+        (
+            lab12.q3,
+            {"repair": swaps_the_checkpointer},
+            ["changed the graph or the provider", "checkpointer"],
+            [],
+        ),
         (lab12.q3, {"repair": hides_the_rerun}, ["own code was changed", "Effects.add"], []),
         (lab12.q3, {"repair": resumes_only}, ["ran tools again", "invoke(None, config)"], []),
         (lab12.q3, {"repair": writes_the_checkpointer}, ["did not go through `update_state`"], []),
@@ -1011,6 +1023,7 @@ def patches(target, name):
         "runtime-required",
         "relaxes-the-endpoint",
         "replaces-graph-invoke",
+        "swaps-the-checkpointer",
         "silences-the-recorder",
         "resumes-only",
         "writes-the-checkpointer",

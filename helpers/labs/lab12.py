@@ -1003,8 +1003,11 @@ def _repair_case(repair: Any, rng: random.Random, kind: str) -> None:
                 where=section(RECOVERY, REPAIR),
             ) from None
         raise
-    changed_graph = sorted(
-        k for k in {*graph_before, *vars(graph)} if vars(graph).get(k) is not graph_before.get(k)
+    changed_graph = sorted(  # a method shadowed or the graph's parts swapped (not a name or a flag)
+        k
+        for k in {*graph_before, *vars(graph)}
+        if vars(graph).get(k) is not graph_before.get(k)
+        and (callable(vars(graph).get(k)) or k in {"checkpointer", "nodes", "channels", "store", "builder"})
     )
     if changed_graph or set(vars(endpoint)) != endpoint_before or endpoint.check_history is not True:
         for k in changed_graph:
@@ -1017,8 +1020,8 @@ def _repair_case(repair: Any, rng: random.Random, kind: str) -> None:
             "the repair changed the graph or the provider, not the thread",
             expected="only the thread's state changed (through `graph.update_state`)",
             observed=f"changed: {changed_graph or 'the endpoint'}"[:200],
-            why="replacing the graph's methods or relaxing the endpoint's history check fakes the verdict: "
-            "the next question must be accepted by the provider as it is",
+            why="replacing the graph's methods or checkpointer, or relaxing the endpoint's history check, "
+            "fakes the verdict: the next question must be accepted by the provider as it is",
             where=section(RECOVERY, REPAIR),
         )
     after = graph.get_state(config).values["messages"]
