@@ -156,14 +156,14 @@ LESSONS: tuple[Lesson, ...] = (
     ),
     Lesson(
         11, 'notebooks/11_streaming_and_stopping.ipynb', 'Streaming and stopping', None,
-        'each stream mode during a tools step, progress from a tool, the step limit per agent, '
-        'return_direct, ToolCallLimitMiddleware, parallel_tool_calls',
+        'each stream mode during a tools step (the tools mode too), progress from a tool, the step '
+        'limit per agent, return_direct, ToolCallLimitMiddleware, parallel_tool_calls',
     ),
     Lesson(
         12, 'notebooks/12_failure_and_recovery.ipynb', 'Failure, recovery and cancellation',
         'labs/12_stop_stream_recover.ipynb',
-        'what a crashed thread holds, what a resume runs again, repairing unanswered calls, '
-        'cancellation and node timeouts',
+        'what a crashed thread holds, what a resume runs again (and a router that raises), repairing '
+        'unanswered calls, cancellation, node timeouts and a drain',
     ),
     Lesson(
         13, 'notebooks/13_approval_retry_and_order.ipynb', 'Approval, retry and middleware order', None,

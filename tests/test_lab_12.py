@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import linecache
 import threading
+import time
 
 import nbformat
 import pytest
@@ -701,3 +702,372 @@ def test_lab12_q3_faults_become_feedback(monkeypatch, capsys):
 
     out = accepted(lab12.q3, {"repair": chatty}, capsys)
     assert "more line(s) not shown" in out
+
+
+# == attempts written after the lab: other right answers, and fakes that must not pass ====================
+def counting_middleware(model, tools, budget, checkpointer):  # a middleware of one's own, no ToolCallLimit
+    from langchain.agents.middleware import AgentMiddleware, hook_config
+
+    class Budget(AgentMiddleware):
+        @hook_config(can_jump_to=["end"])
+        def after_model(self, state, runtime):
+            calls = state["messages"][-1].tool_calls
+            if not calls or used_in_this_question(state["messages"]) + len(calls) <= budget:
+                return None
+            refused = [ToolMessage("budget spent", tool_call_id=c["id"], status="error") for c in calls]
+            return {"messages": [*refused, AIMessage("Stopped: the budget is spent.")], "jump_to": "end"}
+
+    return create_agent(model, tools, middleware=[Budget()], checkpointer=checkpointer)
+
+
+def by_id(graph, config):  # the later messages taken out by id, answers written, the later ones put back
+    messages = graph.get_state(config).values["messages"]
+    answers = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
+    broken = [
+        i
+        for i, m in enumerate(messages)
+        if isinstance(m, AIMessage) and any(c["id"] not in answers for c in m.tool_calls)
+    ]
+    if not broken:
+        return
+    later = [m for m in messages[broken[0] + 1 :] if not isinstance(m, ToolMessage)]
+    if later:
+        graph.update_state(config, {"messages": [RemoveMessage(id=m.id) for m in later]}, as_node="tools")
+    fixed = []
+    for m in [messages[broken[0]], *later]:
+        fixed += [m] if m is not messages[broken[0]] else []
+        fixed += [
+            answers.get(c["id"]) or ToolMessage("unknown outcome", tool_call_id=c["id"], status="error")
+            for c in getattr(m, "tool_calls", [])
+        ]
+    graph.update_state(config, {"messages": fixed}, as_node="tools")
+
+
+async def awaited_repair(graph, config):  # the async API
+    messages = (await graph.aget_state(config)).values["messages"]
+    answers = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
+    fixed = []
+    for m in (m for m in messages if not isinstance(m, ToolMessage)):
+        fixed.append(m)
+        fixed += [
+            answers.get(c["id"]) or ToolMessage("failed", tool_call_id=c["id"], status="error")
+            for c in getattr(m, "tool_calls", [])
+        ]
+    await graph.aupdate_state(
+        config, {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *fixed]}, as_node="tools"
+    )
+
+
+def runtime_with_default(fetch):  # `runtime.stream_writer`, a default for calls outside a graph
+    @tool
+    def crawl(urls: list[str], runtime: ToolRuntime = None) -> str:
+        """Crawl."""
+        write = runtime.stream_writer if runtime is not None else (lambda chunk: None)
+        for i, url in enumerate(urls, 1):
+            fetch(url)
+            write({"url": url, "done": i, "total": len(urls)})
+        return "done"
+
+    return crawl
+
+
+async def async_events(graph, inputs):
+    return [chunk async for chunk in graph.astream(inputs, stream_mode="custom")]
+
+
+def bulk_repair(graph, config):  # `bulk_update_state`, one update as the tools node
+    from langgraph.types import StateUpdate
+
+    messages = graph.get_state(config).values["messages"]
+    answers = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
+    fixed = []
+    for m in (m for m in messages if not isinstance(m, ToolMessage)):
+        fixed.append(m)
+        fixed += [
+            answers.get(c["id"]) or ToolMessage("failed", tool_call_id=c["id"], status="error")
+            for c in getattr(m, "tool_calls", [])
+        ]
+    update = StateUpdate({"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *fixed]}, "tools")
+    graph.bulk_update_state(config, [[update]])
+
+
+def nothing_outside(fetch):  # the missing writer caught by returning at once
+    @tool
+    def crawl(urls: list[str]) -> str:
+        """Crawl."""
+        try:
+            write = get_stream_writer()
+        except KeyError:
+            return ""
+        for i, url in enumerate(urls, 1):
+            fetch(url)
+            write({"url": url, "done": i, "total": len(urls)})
+        return "done"
+
+    return crawl
+
+
+def test_lab12_accepts_other_right_answers(capsys):
+    accepted(lab12.q1, {"build_agent": counting_middleware}, capsys)
+    accepted(lab12.q2, q2(runtime_with_default, async_events), capsys)
+    accepted(lab12.q3, {"repair": by_id}, capsys)
+    accepted(lab12.q3, {"repair": awaited_repair}, capsys)
+    accepted(lab12.q3, {"repair": bulk_repair}, capsys)
+
+
+def no_checkpointer(limit: str):  # the checkpointer forgotten: each question a thread of its own
+    def build_agent(model, tools, budget, checkpointer):
+        middleware = [ToolCallLimitMiddleware(**{limit: budget}, exit_behavior="end")]
+        return create_agent(model, tools, middleware=middleware)
+
+    return build_agent
+
+
+def budget_minus_one(model, tools, budget, checkpointer):
+    limit = ToolCallLimitMiddleware(run_limit=budget - 1, exit_behavior="end")
+    return create_agent(model, tools, middleware=[limit], checkpointer=checkpointer)
+
+
+def printed(fetch):  # progress printed, not streamed
+    @tool
+    def crawl(urls: list[str]) -> str:
+        """Crawl."""
+        for i, url in enumerate(urls, 1):
+            fetch(url)
+            print({"url": url, "done": i, "total": len(urls)})
+        return "done"
+
+    return crawl
+
+
+def records_without_fetching(fetch):  # the recorder written to, the page never fetched
+    @tool
+    def crawl(urls: list[str]) -> str:
+        """Crawl."""
+        try:
+            write = get_stream_writer()
+        except KeyError:
+            write = lambda chunk: None  # noqa: E731
+        for i, url in enumerate(urls, 1):
+            if url == fetch.broken:
+                raise ConnectionError(url)
+            fetch.fetched.append(url)
+            write({"url": url, "done": i, "total": len(urls)})
+        return "done"
+
+    return crawl
+
+
+def runtime_required(fetch):
+    @tool
+    def crawl(urls: list[str], runtime: ToolRuntime) -> str:
+        """Crawl."""
+        try:
+            write = runtime.stream_writer
+        except AttributeError:
+            write = lambda chunk: None  # noqa: E731
+        for i, url in enumerate(urls, 1):
+            fetch(url)
+            write({"url": url, "done": i, "total": len(urls)})
+        return "done"
+
+    return crawl
+
+
+def relaxes_the_endpoint(graph, config):  # the provider told not to look, then the answers appended
+    lab12._WIRE["endpoint"].check_history = False
+    appended(graph, config)
+
+
+def fakes_invoke(graph, config):  # the graph's invoke replaced by one that answers from the script
+    appended(graph, config)
+    graph.invoke = lambda inputs, config=None, **kw: {
+        "messages": [AIMessage(lab12._WIRE["current"]["turns"][-1])]
+    }
+
+
+def swaps_the_checkpointer(graph, config):  # a fresh, empty checkpointer: no thread, nothing unanswered
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    graph.checkpointer = InMemorySaver()
+
+
+def hides_the_rerun(graph, config):  # the recorder silenced, then "just run it again"
+    lab12.Effects.add = lambda self, value: None
+    resumes_first(graph, config)
+
+
+def resumes_only(graph, config):
+    graph.invoke(None, config)
+
+
+def writes_the_checkpointer(graph, config):  # the right history, put straight into the checkpointer
+    import copy
+
+    saver, current = graph.checkpointer, graph.checkpointer.get_tuple(config)
+    messages = graph.get_state(config).values["messages"]
+    answers = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
+    fixed = []
+    for m in (m for m in messages if not isinstance(m, ToolMessage)):
+        fixed.append(m)
+        fixed += [
+            answers.get(c["id"]) or ToolMessage("failed", tool_call_id=c["id"], status="error")
+            for c in getattr(m, "tool_calls", [])
+        ]
+    checkpoint = copy.deepcopy(current.checkpoint)
+    checkpoint["channel_values"]["messages"] = fixed
+    version = saver.get_next_version(checkpoint["channel_versions"]["messages"], None)
+    checkpoint["channel_versions"]["messages"] = version
+    saver.put(current.config, checkpoint, current.metadata, {"messages": version})
+
+
+def fresh_ids(graph, config):  # copies of every message without their ids
+    messages = graph.get_state(config).values["messages"]
+    answers = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
+    fixed = []
+    for m in (m for m in messages if not isinstance(m, ToolMessage)):
+        fixed.append(m.model_copy(update={"id": None}))
+        fixed += [
+            answers.get(c["id"]) or ToolMessage("failed", tool_call_id=c["id"], status="error")
+            for c in getattr(m, "tool_calls", [])
+        ]
+    graph.update_state(config, {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *fixed]}, as_node="tools")
+
+
+def as_the_model(graph, config):  # the lesson's rewrite, written as the model's node
+    messages = graph.get_state(config).values["messages"]
+    answers = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
+    fixed = []
+    for m in (m for m in messages if not isinstance(m, ToolMessage)):
+        fixed.append(m)
+        fixed += [
+            answers.get(c["id"]) or ToolMessage("failed", tool_call_id=c["id"], status="error")
+            for c in getattr(m, "tool_calls", [])
+        ]
+    node = "model" if "model" in graph.nodes else "llm"
+    graph.update_state(config, {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *fixed]}, as_node=node)
+
+
+ORIGINALS = (lab12._question, lab12.Cases.result, lab12.Effects.add)
+
+
+def patches(target, name):
+    def build_agent(model, tools, budget, checkpointer):
+        setattr(target, name, lambda *args, **kwargs: "all passed")
+        return create_agent(model, tools, checkpointer=checkpointer)
+
+    return build_agent
+
+
+@pytest.mark.parametrize(
+    ("exercise", "namespace", "phrases", "absent"),
+    [
+        (
+            lab12.q1,
+            {"build_agent": no_checkpointer("run_limit")},
+            ["did not see the first", "checkpointer=checkpointer"],
+            [],
+        ),
+        (lab12.q1, {"build_agent": no_checkpointer("thread_limit")}, ["did not see the first"], []),
+        (lab12.q1, {"build_agent": budget_minus_one}, ["not one less"], ["thread_limit"]),
+        (
+            lab12.q1,
+            {"build_agent": patches(lab12, "_question")},
+            ["own code was changed", "lab12._question"],
+            [],
+        ),
+        (
+            lab12.q1,
+            {"build_agent": patches(lab12.Cases, "result")},
+            ["own code was changed", "Cases.result"],
+            [],
+        ),
+        (lab12.q2, q2(printed), ["no custom chunk at all", "`print` and the state never reach"], []),
+        (lab12.q2, q2(records_without_fetching), ["did not fetch every page"], []),
+        (lab12.q2, q2(nothing_outside), ["✘ outside a graph", "did not fetch the pages"], []),
+        (lab12.q2, q2(runtime_required), ["✘ outside a graph", "runtime: ToolRuntime = None"], []),
+        (lab12.q3, {"repair": relaxes_the_endpoint}, ["changed the graph or the provider"], []),
+        (lab12.q3, {"repair": fakes_invoke}, ["changed the graph or the provider", "invoke"], []),
+        (
+            lab12.q3,
+            {"repair": swaps_the_checkpointer},
+            ["changed the graph or the provider", "checkpointer"],
+            [],
+        ),
+        (lab12.q3, {"repair": hides_the_rerun}, ["own code was changed", "Effects.add"], []),
+        (lab12.q3, {"repair": resumes_only}, ["ran tools again", "invoke(None, config)"], []),
+        (lab12.q3, {"repair": writes_the_checkpointer}, ["did not go through `update_state`"], []),
+        (lab12.q3, {"repair": fresh_ids}, ["new ids"], []),
+        (
+            lab12.q3,
+            {"repair": as_the_model},
+            ["`update_state` failed", "as_node='tools'"],
+            [],
+        ),
+        (
+            lab12.q3,
+            {"repair": lambda g, c: Repairer("Done: charged and notified.")(g, c)},
+            ["success answer"],
+            [],
+        ),
+    ],
+    ids=[
+        "no-checkpointer",
+        "thread-limit-without-checkpointer",
+        "budget-minus-one",
+        "patches-the-check",
+        "patches-cases",
+        "progress-printed",
+        "recorder-written-to",
+        "returns-nothing-outside",
+        "runtime-required",
+        "relaxes-the-endpoint",
+        "replaces-graph-invoke",
+        "swaps-the-checkpointer",
+        "silences-the-recorder",
+        "resumes-only",
+        "writes-the-checkpointer",
+        "fresh-ids",
+        "as-the-model-node",
+        "error-status-success-words",
+    ],
+)
+def test_lab12_rejects_later_attempts(exercise, namespace, phrases, absent):
+    message = rejected(exercise, namespace, *phrases)
+    for phrase in absent:
+        assert phrase not in message, message
+    # whatever was changed was put back
+    assert (lab12._question, lab12.Cases.result, lab12.Effects.add) == ORIGINALS
+    assert "_WIRE" not in vars(lab12) or lab12._WIRE["endpoint"].check_history is True
+
+
+def test_lab12_a_check_after_a_patched_one_passes_again(capsys):
+    rejected(lab12.q1, {"build_agent": patches(lab12, "_question")}, "own code was changed")
+    accepted(lab12.q1, SOL, capsys)
+
+
+def test_lab12_slow_but_correct_answers_pass_within_the_limit(monkeypatch, capsys):
+    monkeypatch.setattr(lab12, "LIMIT", 2.0)
+
+    def slow_repair(graph, config):
+        time.sleep(0.3)
+        SOL["repair"](graph, config)
+
+    accepted(lab12.q3, {"repair": slow_repair}, capsys)
+
+
+def test_lab12_code_replaced_from_a_cell_before_the_import_is_refused():
+    """`labs report` imports the checks again after the learner's cells ran: a method a cell replaced
+    then is what the check finds, so it is recognised by where its code was written."""
+    cell = "/tmp/ipykernel_12/7.py"
+    namespace: dict = {}
+    exec(compile("def add(self, value):\n    pass\n", cell, "exec"), namespace)  # noqa: S102 - a learner's cell
+    original = lab12.Ran.add
+    lab12.Ran.add = namespace["add"]
+    try:
+        lab12._take_guard()  # as after a reload
+        with pytest.raises(CheckFailed, match="own code was changed"):
+            lab12.check_budget(SOL["build_agent"])
+    finally:
+        lab12.Ran.add = original
+        lab12._take_guard()

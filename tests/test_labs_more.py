@@ -1001,3 +1001,13 @@ def test_lab08_text_does_not_ask_for_both_wrappers():
     text = "\n".join(c.source for c in lab.cells if c.cell_type == "markdown") + " ".join(lab08.q1.hints)
     assert "with **both**" not in text and "BOTH" not in text
     assert "never `awrap_tool_call` alone" in text
+
+
+def test_lab08_turns_of_one_thread_delete_different_files():
+    """Two turns that drew the same file would read turn 1's approved deletion as turn 2 running
+    unapproved; the paths of one thread are drawn distinct."""
+    import random
+
+    for seed in range(3000):
+        paths = lab08._distinct_paths(random.Random(seed), 3)
+        assert len(set(paths)) == 3, (seed, paths)

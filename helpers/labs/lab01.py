@@ -10,14 +10,21 @@ The checks observe the learner's code from the course's side only: recorded tool
 first one finished; no city lookup before its capital — which a stall of the machine cannot fake or
 break; the speed-up (summed busy time of the calls over the time any call was running) is reported,
 never required. Each check runs the batch the notebook shows and a second one drawn at random
-(other ids, cities, countries, delays), so a hard-coded answer fails.
+(other ids, cities, countries, delays), so a hard-coded answer fails; after a hang on the first
+batch the second is not tried, so a hang costs one time limit. The learner's function is called
+from inside a running event loop, as the notebook calls it, so an `asyncio.run` inside it fails
+here as it would there.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
+import inspect
 import random
+import re
 import uuid
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -25,7 +32,16 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
 
 from helpers.cities import attraction_report, capital_of, weather_report
-from helpers.labs import Cases, CheckFailed, Exercise, run_learner, section
+from helpers.labs import (
+    Case,
+    Cases,
+    CheckFailed,
+    Exercise,
+    LearnerRaised,
+    _is_async_callable,
+    run_learner,
+    section,
+)
 from helpers.timing import CallRecorder, format_seconds
 
 STEP = 0.02
@@ -55,14 +71,22 @@ MORE_CAPITALS = {"Peru": "Lima", "Norway": "Oslo", "Kenya": "Nairobi", "Italy": 
 
 
 def _weather(city: str) -> str:
+    """Any argument is answered (`unknown` for what is not a known city), so a learner's wrong
+    argument shows in the report, not as an error of the course's."""
+    if not isinstance(city, str):
+        return f"{city}: unknown"
     return f"{city}: {MORE_WEATHER[city]}" if city in MORE_WEATHER else weather_report(city)
 
 
 def _sight(city: str) -> str:
+    if not isinstance(city, str):
+        return f"{city}: unknown"
     return f"{city}: {MORE_SIGHTS[city]}" if city in MORE_SIGHTS else attraction_report(city)
 
 
 def _capital(country: str) -> str:
+    if not isinstance(country, str):
+        return "unknown"
     return MORE_CAPITALS.get(country) or capital_of(country)
 
 
@@ -130,10 +154,19 @@ def random_batch(rng: random.Random) -> tuple[list[dict], dict[str, int]]:
 
 
 def make_lookups(
-    recorder: CallRecorder | None = None, step: float = STEP, delays: dict[str, int] | None = None
+    recorder: CallRecorder | None = None,
+    step: float = STEP,
+    delays: dict[str, int] | None = None,
+    seen: list[tuple[str, Any]] | None = None,
 ) -> dict[str, Callable]:
-    """Three async lookups `capital(country)`, `weather(city)`, `sight(city)` (recorded if asked)."""
+    """Three async lookups `capital(country)`, `weather(city)`, `sight(city)` (recorded if asked;
+    each call's `(lookup, argument)` appended to `seen` if given)."""
     delays = COUNTRY_DELAY if delays is None else delays
+
+    def note(lookup: str, arg: Any) -> str:
+        if seen is not None:
+            seen.append((lookup, arg))
+        return f"{lookup}({arg})"
 
     async def timed(label: str, steps: int) -> None:
         if recorder is None:
@@ -143,15 +176,16 @@ def make_lookups(
                 await asyncio.sleep(step * steps)
 
     async def capital(country: str) -> str:
-        await timed(f"capital({country})", delays.get(country, 1))
+        steps = delays.get(country, 1) if isinstance(country, str) else 1
+        await timed(note("capital", country), steps)
         return _capital(country)
 
     async def weather(city: str) -> str:
-        await timed(f"weather({city})", 1)
+        await timed(note("weather", city), 1)
         return _weather(city)
 
     async def sight(city: str) -> str:
-        await timed(f"sight({city})", 1)
+        await timed(note("sight", city), 1)
         return _sight(city)
 
     return {"capital": capital, "weather": weather, "sight": sight}
@@ -198,6 +232,78 @@ def _ran_alone(recorder: CallRecorder) -> list[str]:
     return [a.label for a in calls if not any(_overlap(a, b) for b in calls if b is not a)]
 
 
+def _from_a_running_loop(fn: Any) -> Any:
+    """`fn` called the way the notebook calls it: from inside a running event loop.
+
+    An async function (or an object with an `async __call__`) is returned as it is; a sync one is
+    wrapped in a coroutine, so an `asyncio.run(...)` inside it meets a running loop, as it does in
+    the notebook and in any LangGraph node under `ainvoke`. The wrapper keeps `fn`'s signature.
+    """
+    if not callable(fn) or _is_async_callable(fn):
+        return fn
+
+    @functools.wraps(fn)
+    async def called_from_a_loop(*args: Any, **kwargs: Any) -> Any:
+        value = fn(*args, **kwargs)
+        return await value if inspect.isawaitable(value) else value
+
+    return called_from_a_loop
+
+
+NESTED_LOOP = (
+    "`asyncio.run` starts an event loop, and the notebook (like a LangGraph node under `ainvoke`) "
+    "already runs one: Python refuses a second. Write `async def` and `await asyncio.gather(...)` "
+    "inside it; lesson 02 § 6 shows the same error"
+)
+
+
+def _raised_why(error: CheckFailed) -> str:
+    """A hint for an exception a beginner's answer raises, or ''."""
+    original = getattr(error, "original", None)
+    text = str(original or "")
+    if isinstance(original, RuntimeError) and "running event loop" in text:
+        return NESTED_LOOP
+    if (
+        isinstance(original, TypeError)
+        and "unhashable type: 'list'" in text
+        and str(error).startswith("Python's asyncio")
+    ):
+        return (
+            "`asyncio.gather` takes the coroutines as separate arguments, not one list: "
+            "`asyncio.gather(*coros)` (note the `*`)"
+        )
+    return ""
+
+
+def _close_refused_coroutine(exc: BaseException | None) -> None:
+    """Close the coroutine an `asyncio.run(...)` refused to run, so no "never awaited" warning
+    follows the check's message."""
+    tb = exc.__traceback__ if exc is not None else None
+    while tb is not None:
+        frame = tb.tb_frame
+        if frame.f_code.co_name == "run" and frame.f_code.co_filename.endswith("runners.py"):
+            main = frame.f_locals.get("main")
+            if asyncio.iscoroutine(main):
+                main.close()
+        tb = tb.tb_next
+
+
+def _learner_failed(cases: Cases, name: str, error: CheckFailed, where: str) -> None:
+    """Record what `run_learner` raised; a beginner's known exception gets its hint."""
+    why = _raised_why(error) if isinstance(error, LearnerRaised) else ""
+    if why == NESTED_LOOP:
+        _close_refused_coroutine(error.original)
+    if why:
+        cases.bad(name, expected="", observed=" ".join(str(error).split()), where=where, why=why)
+    else:
+        cases.failure(name, error)
+
+
+def _not_tried(cases: Cases, name: str) -> None:
+    """The second batch after the first hung: say so, without spending another time limit."""
+    cases.items.append(Case(name, False, observed=f"not tried: “{cases.hung.name}” hung first"))
+
+
 # -- q1 ----------------------------------------------------------------------------------------------
 def _pairs(result: Any) -> list[tuple[str, str]] | None:
     """`[(id, text), ...]` from what `run_calls` returned (a ToolMessage result read as its content)."""
@@ -212,15 +318,55 @@ def _pairs(result: Any) -> list[tuple[str, str]] | None:
         return None
 
 
+def _shape_why(result: Any, ids: list[str]) -> str:
+    """Why `result` is not a list of (call id, result) pairs, for the shapes beginners return."""
+    if result is None:
+        return "None means the function has no `return`"
+    if asyncio.iscoroutine(result):
+        return "a coroutine means an `await` is missing"
+    if isinstance(result, dict):
+        return (
+            "a dict keyed by call id: return a list of (id, result) pairs in call order, "
+            "`list(zip([c['id'] for c in calls], results))`"
+        )
+    try:
+        items = list(result)
+    except TypeError:
+        return ""
+    if items and all(isinstance(i, ToolMessage) for i in items):
+        return (
+            "ToolMessages on their own: pair each with its call's id, "
+            "`[(c['id'], r) for c, r in zip(calls, results)]`"
+        )
+    if items and all(isinstance(i, str) for i in items):
+        if all(any(i.startswith(f"{id_}") for id_ in ids) for i in items):
+            return "strings that start with the id: return (id, result) tuples, `(c['id'], result)`"
+        return (
+            "the results without their call ids: pair each with its call's id, "
+            "`list(zip([c['id'] for c in calls], results))`"
+        )
+    return ""
+
+
+def _coroutines_in(result: Any) -> list:
+    try:
+        values = [v for item in result for v in (item if isinstance(item, tuple) else (item,))]
+    except TypeError:
+        return []
+    return [v for v in values if asyncio.iscoroutine(v)]
+
+
 def _try_batch(cases: Cases, title: str, run_calls: Any, calls: list[dict], delays: dict[str, int]) -> None:
     recorder = CallRecorder()
     tools = make_tools(recorder, delays=delays)
     ids = [c["id"] for c in calls]
     want = [(c["id"], ANSWERS[c["name"]](c["args"]["city"])) for c in calls]
     try:
-        result = run_learner(run_calls, [dict(c) for c in calls], tools, name="run_calls")
+        result = run_learner(
+            _from_a_running_loop(run_calls), [dict(c) for c in calls], tools, name="run_calls"
+        )
     except CheckFailed as error:
-        cases.failure(f"{title}: answers", error)
+        _learner_failed(cases, f"{title}: answers", error, GATHER)
         return
     got = _pairs(result)
     if got is None:
@@ -229,14 +375,26 @@ def _try_batch(cases: Cases, title: str, run_calls: Any, calls: list[dict], dela
             expected="a list of (call id, result) pairs, e.g. [('call-0', 'Paris: sunny, 25 °C'), ...]",
             observed=repr(result),
             where=GATHER,
-            why="None means the function has no `return`; a coroutine means an `await` is missing"
-            if result is None or asyncio.iscoroutine(result)
-            else "",
+            why=_shape_why(result, ids),
         )
         if asyncio.iscoroutine(result):
             result.close()
         return
+    never_ran = _coroutines_in(result)
+    for coroutine in never_ran:
+        coroutine.close()
     got_ids = [i for i, _ in got]
+    texts, wanted_texts = [t for _, t in got], [t for _, t in want]
+    if never_ran:
+        cases.bad(
+            f"{title}: answers",
+            expected=f"{want[0]}",
+            observed=f"{len(never_ran)} coroutine(s) among the results, e.g. {got[0]}",
+            where=GATHER,
+            why="`tool.ainvoke(...)` only makes a coroutine: nothing runs until it is awaited — "
+            "`results = await asyncio.gather(*coros)`",
+        )
+        return  # nothing ran, so there is no concurrency to judge
     if got == want:
         cases.ok(f"{title}: answers", f"{len(calls)} answers in call order, ids matched")
     elif sorted(got) == sorted(want):
@@ -251,6 +409,23 @@ def _try_batch(cases: Cases, title: str, run_calls: Any, calls: list[dict], dela
             if got_ids[:2] == by_end[:2]
             else "the right answers in another order: answer in the order of `calls`",
         )
+    elif got_ids == ids and Counter(texts) == Counter(wanted_texts):
+        delay = {t: delays.get(c["args"]["city"], 1) for t, c in zip(wanted_texts, calls, strict=True)}
+        steps = [delay[t] for t in texts]
+        bad = next((w, g) for w, g in zip(want, got, strict=True) if w != g)
+        cases.bad(
+            f"{title}: answers",
+            expected=f"each id with its own call's answer, e.g. {bad[0]}",
+            observed=f"{bad[1]}: the right answers, matched to the wrong call ids",
+            where=ORDER,
+            why="the answers came back in completion order (the fastest city first) and were zipped "
+            "with the calls in call order, so each id got another call's answer — "
+            "`asyncio.as_completed` yields in completion order; `gather` returns its results in "
+            "argument order, which is call order"
+            if steps == sorted(steps)
+            else "each id must get the answer of its own call: keep the results in the order of "
+            "`calls` (`gather` returns them in argument order)",
+        )
     elif set(got_ids) != set(ids):
         cases.bad(
             f"{title}: answers",
@@ -264,12 +439,16 @@ def _try_batch(cases: Cases, title: str, run_calls: Any, calls: list[dict], dela
         )
     else:
         bad = next((w, g) for w, g in zip(want, got, strict=False) if w != g)
+        stringified = re.match(r"^content=['\"]", bad[1][1]) and "tool_call_id=" in bad[1][1]
         cases.bad(
             f"{title}: answers",
             expected=f"{bad[0]}",
             observed=f"{bad[1]}",
             where=GATHER,
-            why="each call runs its own tool (`tools_by_name[call['name']]`) with its own args",
+            why="`str()` of a ToolMessage is its fields written out, not its text: keep the ToolMessage "
+            "itself, or its `.content`"
+            if stringified
+            else "each call runs its own tool (`tools_by_name[call['name']]`) with its own args",
         )
     _concurrency(cases, title, recorder, calls)
 
@@ -317,7 +496,11 @@ def check_run_calls(run_calls: Any) -> str:
     _try_batch(cases, "the notebook's six calls", run_calls, CALLS, CITY_DELAY)
     rng = random.Random()
     calls, delays = random_batch(rng)
-    _try_batch(cases, f"{len(calls)} other calls (random ids, cities, delays)", run_calls, calls, delays)
+    title = f"{len(calls)} other calls (random ids, cities, delays)"
+    if cases.hung:
+        _not_tried(cases, f"{title}: answers")
+    else:
+        _try_batch(cases, title, run_calls, calls, delays)
     return cases.result(
         "both batches (the notebook's six calls and a batch drawn at random) answered in call order "
         "with their ids, every call in flight at once."
@@ -325,15 +508,43 @@ def check_run_calls(run_calls: Any) -> str:
 
 
 # -- q2 ----------------------------------------------------------------------------------------------
+def _renamed(seen: list[tuple[str, Any]], countries: list[str]) -> tuple[list[str], list[str]]:
+    """Lookups called with a name the course did not give: `(countries, cities)`, each like
+    "capital('france') for 'France'" (case or spacing changed) or "capital('Frnce')".
+
+    A city lookup called with a country is the dependency skipped, and one called with `unknown`
+    follows a changed country: neither is counted here."""
+    cities = [_capital(c) for c in countries]
+
+    def name(lookup: str, arg: Any, names: list[str]) -> str:
+        if not isinstance(arg, str):
+            one = "country" if lookup == "capital" else "city"
+            return f"{lookup}({arg!r}) (a {type(arg).__name__}, not one {one}'s name)"
+        like = next((n for n in names if n.casefold() == arg.strip().casefold()), None)
+        return f"{lookup}({arg!r})" + (f" for {like!r}" if like else "")
+
+    found: tuple[list[str], list[str]] = ([], [])
+    for lookup, arg in seen:
+        if lookup == "capital" and arg not in countries:
+            text = name(lookup, arg, countries)
+            if text not in found[0]:
+                found[0].append(text)
+        elif lookup != "capital" and arg not in (*cities, *countries, "unknown"):
+            text = name(lookup, arg, cities)
+            if text not in found[1]:
+                found[1].append(text)
+    return found
+
+
 def _try_trip(
     cases: Cases, title: str, trip_report: Any, countries: list[str], delays: dict[str, int]
 ) -> None:
-    recorder = CallRecorder()
-    lookups = make_lookups(recorder, delays=delays)
+    recorder, seen = CallRecorder(), []
+    lookups = make_lookups(recorder, delays=delays, seen=seen)
     want = expected_report(countries)
     try:
         result = run_learner(
-            trip_report,
+            _from_a_running_loop(trip_report),
             list(countries),
             lookups["capital"],
             lookups["weather"],
@@ -341,8 +552,22 @@ def _try_trip(
             name="trip_report",
         )
     except CheckFailed as error:
-        cases.failure(f"{title}: the report", error)
+        _learner_failed(cases, f"{title}: the report", error, DEPENDENT)
         return
+    renamed_countries, renamed_cities = _renamed(seen, countries)
+    renamed = (
+        "the lookups were called with a country name the course did not give "
+        f"({', '.join(renamed_countries)}): pass `country` to `capital` exactly as it comes in "
+        "`countries` — the lookups know only those names"
+        if renamed_countries
+        else ""
+    )
+    renamed_city = (
+        f"the city lookups were called with a changed city ({', '.join(renamed_cities)}): pass the "
+        "city exactly as `capital` returned it"
+        if renamed_cities
+        else ""
+    )
     lines = [str(r) for r in result] if isinstance(result, list | tuple) else None
     if lines == want:
         cases.ok(f"{title}: the report", "one line per country, in the order of `countries`")
@@ -354,6 +579,8 @@ def _try_trip(
                 if result is None
                 else "return a list of strings, one per country"
             )
+        elif renamed or renamed_city:
+            why = renamed or renamed_city
         elif any("unknown" in line for line in lines):
             why = "`unknown` means a city lookup ran with the country, before its capital was known"
         elif sorted(lines) == sorted(want):
@@ -374,9 +601,17 @@ def _try_trip(
             why="the report must come from the lookups passed in (`capital`, `weather`, `sight`), "
             "not be written out"
             if not calls
-            else "`capital(country)` never ran: the city lookups need the city it returns",
+            else renamed or "`capital(country)` never ran: the city lookups need the city it returns",
         )
         return
+    if renamed_cities:
+        cases.bad(
+            f"{title}: city lookups called with the city `capital` returned",
+            expected="weather(city) and sight(city) with the city exactly as `capital(country)` returned it",
+            observed="; ".join(renamed_cities),
+            where=DEPENDENT,
+            why=renamed_city,
+        )
     early = []
     for country in countries:
         city, first = _capital(country), calls[f"capital({country})"]
@@ -434,7 +669,11 @@ def check_trip_report(trip_report: Any) -> str:
     rng = random.Random()
     countries = rng.sample(list(COUNTRY_DELAY) + list(MORE_CAPITALS), rng.randint(3, 5))
     delays = {c: rng.randint(1, 4) for c in countries}
-    _try_trip(cases, f"{', '.join(countries)} (drawn at random)", trip_report, countries, delays)
+    title = f"{', '.join(countries)} (drawn at random)"
+    if cases.hung:
+        _not_tried(cases, f"{title}: the report")
+    else:
+        _try_trip(cases, title, trip_report, countries, delays)
     return cases.result(
         "both trips reported in country order; every lookup waited for its capital; the countries and "
         "each city's two lookups overlapped."

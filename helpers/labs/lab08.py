@@ -136,6 +136,17 @@ def _path(rng: random.Random) -> str:
     return f"/tmp/{rng.choice(['old', 'stale', 'big', 'spare'])}-{rng.randint(100, 999)}.log"
 
 
+def _distinct_paths(rng: random.Random, count: int) -> list[str]:
+    """`count` different paths: a later turn's file must not be one an earlier turn already deleted
+    (the check would read that deletion as the later call running unapproved)."""
+    paths: list[str] = []
+    while len(paths) < count:
+        path = _path(rng)
+        if path not in paths:
+            paths.append(path)
+    return paths
+
+
 def _way(graph: Any, way: str):
     """`call(value, thread)`: the learner's graph through `invoke` or `ainvoke`, under a time limit."""
     method = graph.invoke if way == "invoke" else graph.ainvoke
@@ -170,7 +181,7 @@ def _turns(
     expected); raise `CheckFailed` at the first problem. Returns (graph, thread, effects)."""
     effects = Effects()
     tools = make_tools(effects, delete_name=delete_name)
-    paths = [_path(rng) for _ in answers]
+    paths = _distinct_paths(rng, len(answers))
     turns = [
         _calls(rng, delete_name if a is not None else None, p) for a, p in zip(answers, paths, strict=True)
     ]

@@ -16,13 +16,18 @@ Every check observes outcomes from the course's side: the tools it hands over re
 ran, its own stream reads what the tool wrote, and in q3 the local OpenAI-style endpoint
 (`ScriptedOpenAIEndpoint(check_history=True)`, reached by the real `ChatOpenAI` client) gives the
 verdict on the repaired history. Budgets, tool names, URLs, tokens and call ids are drawn at random
-for every check, so nothing can be typed in; every run of learner code has a time limit.
+for every check, so nothing can be typed in; every run of learner code has a time limit. A check
+also refuses a verdict obtained by rebinding its own code, its recorders or the endpoint
+(`_make_guard`), by replacing the graph's methods, or by writing the checkpointer directly.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import inspect
 import random
+import re
 import threading
 import uuid
 from typing import Any
@@ -35,7 +40,17 @@ from langgraph.errors import GraphRecursionError
 
 from helpers.graphs import tool_loop
 from helpers.history import unanswered_tool_calls
-from helpers.labs import Cases, CheckFailed, Exercise, LearnerRaised, fail, run_learner, run_limited, section
+from helpers.labs import (
+    Cases,
+    CheckFailed,
+    Exercise,
+    LearnerRaised,
+    fail,
+    run_learner,
+    run_limited,
+    section,
+    shorten,
+)
 from helpers.models import ScriptedChatModel
 
 STREAMING = "11_streaming_and_stopping"
@@ -61,6 +76,124 @@ class NeverStopped(RuntimeError):
     """Raised by q1's model when the agent keeps asking it long after the budget was spent."""
 
 
+# == the check's own code: nothing the learner's code changes in it counts =============================
+_GUARDED_MODULES = (
+    "helpers.labs",
+    "helpers.labs.lab12",
+    "helpers.history",
+    "helpers.graphs",
+    "helpers.models",
+    "helpers.openai_endpoint",
+)
+"""Modules whose functions and classes the checks rely on: rebinding one of them (or a method of a
+class they define) during a check, or before it from a notebook cell, makes the check fail."""
+
+
+def _is_code(value: Any) -> bool:
+    return (
+        inspect.isfunction(value)
+        or inspect.isbuiltin(value)
+        or inspect.ismethod(value)
+        or isinstance(value, staticmethod | classmethod | property | type)
+    )
+
+
+def _guard_targets() -> list[tuple[str, Any]]:
+    import importlib
+    import sys
+
+    from langgraph.checkpoint.memory import InMemorySaver as Saver
+    from langgraph.graph.state import CompiledStateGraph
+    from langgraph.prebuilt import ToolNode
+
+    targets: list[tuple[str, Any]] = []
+    for name in _GUARDED_MODULES:
+        module = sys.modules.get(name) or importlib.import_module(name)
+        targets.append((name, module))
+        for value in list(vars(module).values()):
+            if isinstance(value, type) and value.__module__ == name:
+                targets.append((f"{name}.{value.__qualname__}", value))
+    for cls in (Saver, CompiledStateGraph, ToolNode, StructuredTool):
+        for base in cls.__mro__[:-1]:
+            targets.append((f"{base.__module__}.{base.__qualname__}", base))
+    return targets
+
+
+def _reloaded(old: Any, new: Any) -> bool:
+    """True when `new` is `old` defined again by a reload of the course's module, not a replacement."""
+    from helpers.labs import _kind
+
+    if type(old) is not type(new) or getattr(old, "__qualname__", None) != getattr(new, "__qualname__", 0):
+        return False
+    if isinstance(new, type):
+        return new.__module__ == old.__module__
+    fn = new.fget if isinstance(new, property) else getattr(new, "__func__", new)
+    code = getattr(fn, "__code__", None)
+    return code is not None and _kind(code.co_filename) in {"course", "library", "python"}
+
+
+def _make_guard() -> tuple[Any, Any]:
+    """(take, verify): `take()` records the checks' code as it is now (once, at import); `verify()`
+    puts back whatever was rebound since and returns what it found, as readable names."""
+    taken: list[tuple[str, Any, dict[str, Any]]] = []
+    from helpers.labs import _CELL
+
+    def take() -> None:
+        taken.clear()
+        for label, owner in _guard_targets():
+            taken.append((label, owner, {k: v for k, v in vars(owner).items() if _is_code(v)}))
+
+    def verify() -> list[str]:
+        found = []
+        for label, owner, code in taken:
+            now = vars(owner)
+            for name, value in list(code.items()):
+                if now.get(name) is not value:
+                    if name in now and _reloaded(value, now[name]):
+                        code[name] = now[name]  # the module was reloaded (`labs report` does): its new code
+                        continue
+                    found.append(f"{label}.{name}")
+                    setattr(owner, name, value)
+                    continue
+                fn = value.fget if isinstance(value, property) else getattr(value, "__func__", value)
+                filename = getattr(getattr(fn, "__code__", None), "co_filename", "")
+                if filename and _CELL.search(filename):  # replaced from a notebook cell before the import
+                    found.append(f"{label}.{name}")
+            added = [
+                k for k, v in list(now.items()) if k not in code and _is_code(v) and not isinstance(v, type)
+            ]
+            for name in added:  # a method shadowing a base class's, a name shadowing a builtin
+                found.append(f"{label}.{name}")
+                with contextlib.suppress(AttributeError, TypeError):
+                    delattr(owner, name)
+        return found
+
+    return take, verify
+
+
+_take_guard, _verify_guard = _make_guard()
+
+
+def _untouched(key: str, verify: Any) -> None:
+    """Raise one `CheckFailed` when the learner's code changed the check's own code."""
+    found = verify()
+    if found:
+        where = section(STREAMING, BUDGET)
+        if key == "q2":
+            where = section(STREAMING, PROGRESS)
+        elif key == "q3":
+            where = section(RECOVERY, REPAIR)
+        raise fail(
+            "the check's own code was changed by your code",
+            key=key,
+            expected="your code to leave the course's checks, recorders and endpoint as they are",
+            observed=f"replaced: {', '.join(sorted(set(found)))[:220]} (the check put back what it could)",
+            why="a check grades what your code does; a verdict obtained by rebinding the course's "
+            "functions (monkeypatching) says nothing about it",
+            where=where,
+        )
+
+
 # == q1: a budget that stops a model that never stops ==================================================
 class Ran:
     """What the tools really ran (thread-safe)."""
@@ -81,7 +214,24 @@ def search_tool(name: str, ran: Ran) -> BaseTool:
         ran.add(query)
         return f"results for {query}"
 
-    return StructuredTool.from_function(search, name=name, description="Search the web for a query.")
+    return StructuredTool.from_function(
+        search, name=name, description="Search the web for a query.", args_schema=_schema("search")
+    )
+
+
+@functools.cache
+def _schema(kind: str) -> type:
+    """The argument schema of the course's `search(query)` or `beacon(turn)`, built once."""
+
+    def search(query: str) -> str:
+        return ""
+
+    def beacon(turn: int) -> str:
+        return ""
+
+    return StructuredTool.from_function(
+        {"search": search, "beacon": beacon}[kind], description="."
+    ).args_schema
 
 
 def greedy_model(name: str, per_turn: int, budget: int, rng: random.Random, *, stop_after: int | None = None):
@@ -159,7 +309,7 @@ def _question(
     high: int,
     label: str,
     answer: str | None = None,
-) -> None:
+) -> list[BaseMessage]:
     """Ask one question; the calls that ran must be in [low, high], the history valid."""
     before = len(ran.calls)
     try:
@@ -178,9 +328,9 @@ def _question(
         )
     if count < low:
         why = (
-            "the budget is per question (a run): a `thread_limit` counts the earlier questions of the thread "
-            "too — use `run_limit`"
-            if "second" in label
+            "the budget is per question (a run): a count kept across the thread's questions (`thread_limit`, "
+            "or a counter never reset) stops the second one early — use `run_limit`"
+            if "same thread" in label
             else "calls within the budget must run: is the limit taken from `budget` (not one less)?"
         )
         raise fail(
@@ -216,6 +366,7 @@ def _question(
             observed=f"{last.content!r}"[:200],
             where=section(STREAMING, BUDGET),
         )
+    return messages
 
 
 def _agent(build_agent: Any, model: Any, tools: list, budget: int) -> tuple[Any, dict]:
@@ -230,7 +381,9 @@ def _agent(build_agent: Any, model: Any, tools: list, budget: int) -> tuple[Any,
     return agent, {"configurable": {"thread_id": f"lab12-{uuid.uuid4().hex[:8]}"}}
 
 
-def check_budget(build_agent: Any, *, seed: int | None = None) -> str:
+def check_budget(
+    build_agent: Any, *, seed: int | None = None, _verify: Any = _verify_guard, _report: Any = _untouched
+) -> str:
     key = "q1"
     shape = "def build_agent(model, tools, budget, checkpointer): ... return create_agent(...)"
     if not callable(build_agent):
@@ -253,6 +406,7 @@ def check_budget(build_agent: Any, *, seed: int | None = None) -> str:
         ) from None
     except ValueError:
         pass
+    _report(key, _verify)
     rng = random.Random(seed)
     cases = Cases(key)
     state: dict[str, Any] = {}
@@ -263,20 +417,32 @@ def check_budget(build_agent: Any, *, seed: int | None = None) -> str:
         agent, thread = _agent(build_agent, model, [search_tool(name, ran)], budget)
         state.update(agent=agent, thread=thread, ran=ran, budget=budget)
         _question(agent, thread, ran, budget=budget, low=budget, high=budget, label="first question")
+        state["first"] = True
 
     def second_question() -> None:
         if "agent" not in state:
             raise CheckFailed("not tried: the case above built no agent")
         budget = state["budget"]
-        _question(
+        messages = _question(
             state["agent"],
             state["thread"],
             state["ran"],
             budget=budget,
             low=budget,
             high=budget,
-            label="second question, same thread",
+            # a thread-wide count is the likely cause only when the first question was right
+            label="second question, same thread" if state.get("first") else "second question",
         )
+        if not any(isinstance(m, HumanMessage) and "(first question)" in m.content for m in messages):
+            raise fail(
+                "the second question did not see the first",
+                expected="the thread's history: the first question, its calls and answer, then the second",
+                observed=f"{[type(m).__name__ for m in messages]}"[:200],
+                why="without the checkpointer the agent keeps no thread: pass it on, "
+                "`create_agent(..., checkpointer=checkpointer)` (and a `thread_limit` would then count the "
+                "first question too)",
+                where=section(STREAMING, BUDGET),
+            )
 
     def budget_one() -> None:
         name, ran = rng.choice(SEARCH_NAMES), Ran()
@@ -313,6 +479,7 @@ def check_budget(build_agent: Any, *, seed: int | None = None) -> str:
     cases.run("budget 1", budget_one)
     cases.run("two calls a turn, an odd budget: no call beyond it runs", batches)
     cases.run("a model that answers within the budget keeps its answer", stops_by_itself)
+    _report(key, _verify)
     return cases.result(
         "a model that never stops is stopped after its budget, per question, with every call answered "
         "and the run returning normally."
@@ -336,18 +503,26 @@ q1 = Exercise(
 
 # == q2: progress from inside a slow tool, and reading it ==============================================
 class Fetcher:
-    """The course's `fetch(url)`: records each fetch; raises on the URL named `broken`."""
+    """The course's `fetch(url)`: records each fetch; raises on the URL named `broken`.
+
+    `fetched` is a copy of the record: only a call of `fetch` adds to it."""
 
     def __init__(self, broken: str | None = None) -> None:
-        self.fetched: list[str] = []
+        self._fetched: list[str] = []
         self.broken = broken
         self._lock = threading.Lock()
+
+    @property
+    def fetched(self) -> list[str]:
+        """The URLs fetched so far, in order (a copy)."""
+        with self._lock:
+            return list(self._fetched)
 
     def __call__(self, url: str) -> str:
         if url == self.broken:
             raise ConnectionError(f"{url} did not answer")
         with self._lock:
-            self.fetched.append(url)
+            self._fetched.append(url)
         return f"<html>{url}</html>"
 
 
@@ -406,7 +581,7 @@ def _events_problem(got: list, want: list[dict], fetched: list[str]) -> tuple[st
         return (
             "no custom chunk at all",
             "write with the graph's stream writer: `write = get_stream_writer()` inside the tool, then "
-            "`write({...})` after each page",
+            "`write({...})` after each page — `print` and the state never reach `stream_mode='custom'`",
         )
     shown = f"{got}"[:180]
     if len(got) == 1 and len(want) > 1:
@@ -418,7 +593,14 @@ def _events_problem(got: list, want: list[dict], fetched: list[str]) -> tuple[st
     return shown, "`done` counts pages from 1; `total` is the number of URLs"
 
 
-def check_progress(make_crawl_tool: Any, progress_events: Any, *, seed: int | None = None) -> str:
+def check_progress(
+    make_crawl_tool: Any,
+    progress_events: Any,
+    *,
+    seed: int | None = None,
+    _verify: Any = _verify_guard,
+    _report: Any = _untouched,
+) -> str:
     key = "q2"
     for name, fn, shape in (
         ("make_crawl_tool", make_crawl_tool, "def make_crawl_tool(fetch): ... return crawl"),
@@ -432,6 +614,7 @@ def check_progress(make_crawl_tool: Any, progress_events: Any, *, seed: int | No
                 observed=f"a {type(fn).__name__}",
                 where=section(STREAMING, PROGRESS),
             )
+    _report(key, _verify)
     rng = random.Random(seed)
     cases = Cases(key)
 
@@ -517,14 +700,21 @@ def check_progress(make_crawl_tool: Any, progress_events: Any, *, seed: int | No
         except LearnerRaised as error:
             text = f"{type(error.original).__name__}: {error.original}"
             why = (
-                "`get_stream_writer()` reads the writer from a graph run; outside one it raises "
-                "(KeyError: '__pregel_runtime' under `tool.invoke`). Catch that and use a writer that does "
-                "nothing — or keep the work in a function that takes the writer"
+                "outside a graph the tool gets only its arguments: `tool.invoke({'urls': [...]})` must fetch "
+                "the pages and return, with no graph, writer or tool call around it"
             )
-            if "validation error" in text and "runtime" in text:
+            if "__pregel_runtime" in text or isinstance(error.original, KeyError | RuntimeError):
+                why = (
+                    "`get_stream_writer()` reads the writer from a graph run; outside one it raises "
+                    "(KeyError: '__pregel_runtime' under `tool.invoke`). Catch that and use a writer that "
+                    "does nothing — or keep the work in a function that takes the writer"
+                )
+            elif "validation error" in text and "runtime" in text:
                 why = (
                     "a `runtime: ToolRuntime` argument is injected only by ToolNode: `tool.invoke({...})` "
-                    "outside a graph fails its validation. Use `get_stream_writer()` and catch its error"
+                    "outside a graph fails its validation. Use `get_stream_writer()` and catch its error, or "
+                    "give it a default (`runtime: ToolRuntime = None`) and a writer that does nothing when "
+                    "it is None"
                 )
             raise fail(
                 "called outside a graph, the tool raised",
@@ -579,6 +769,7 @@ def check_progress(make_crawl_tool: Any, progress_events: Any, *, seed: int | No
     cases.run("a page fails: the pages before it were already reported", a_page_fails)
     cases.run("outside a graph: the tool still works", outside)
     cases.run("progress_events returns a graph's custom chunks, in order", consumer)
+    _report(key, _verify)
     return cases.result(
         "progress streamed page by page (also up to a failure), the tool usable outside a graph, and the "
         "custom chunks read back in order."
@@ -595,7 +786,9 @@ def _course_graph(rng: random.Random, turns: int) -> tuple[Any, list]:
             write({"token": token, "step": i})
         return f"turn {turn} done"
 
-    tool = StructuredTool.from_function(beacon, name="beacon", description="Send a few beacons.")
+    tool = StructuredTool.from_function(
+        beacon, name="beacon", description="Send a few beacons.", args_schema=_schema("beacon")
+    )
     script = [[{"name": "beacon", "args": {"turn": t}}] for t in range(turns)] + ["over"]
     graph = tool_loop(ScriptedChatModel(script=script).bind_tools([tool]), [tool])
     want = [{"token": token, "step": i} for turn in tokens for i, token in enumerate(turn)]
@@ -633,20 +826,48 @@ class Effects:
 def payment_tools(effects: Effects, service: dict) -> list[BaseTool]:
     """`charge` (a payment that must happen once) and `notify` (down while `service['up']` is False)."""
 
+    charged = threading.Event()
+
     def charge(amount: int) -> str:
         effects.add(f"charge {amount}")
+        charged.set()
         return f"charged {amount}"
 
     def notify(user: str) -> str:
         effects.add(f"notify {user}")
         if not service["up"]:
+            # the batch's charge finishes first, whatever order the threads run in: a crashed
+            # create_agent step then always keeps its answer
+            charged.wait(2.0)
             raise ConnectionError("notification service is down")
         return f"notified {user}"
 
+    charge_schema, notify_schema = _payment_schemas()
     return [
-        StructuredTool.from_function(charge, description="Charge the customer."),
-        StructuredTool.from_function(notify, description="Notify the user."),
+        StructuredTool.from_function(charge, description="Charge the customer.", args_schema=charge_schema),
+        StructuredTool.from_function(notify, description="Notify the user.", args_schema=notify_schema),
     ]
+
+
+@functools.cache
+def _payment_schemas() -> tuple[type, type]:
+    """The argument schemas of `charge` and `notify`, built once (a schema costs a pydantic model)."""
+
+    def charge(amount: int) -> str:
+        return ""
+
+    def notify(user: str) -> str:
+        return ""
+
+    return tuple(StructuredTool.from_function(f, description=".").args_schema for f in (charge, notify))
+
+
+@functools.cache
+def _payment_wire() -> tuple[dict, ...]:
+    """`charge` and `notify` as the OpenAI tool definitions `bind_tools` sends, converted once."""
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    return tuple(convert_to_openai_tool(t) for t in payment_tools(Effects(), {"up": True}))
 
 
 def _snapshot(messages: list[BaseMessage]) -> list[tuple[str, str, str, str]]:
@@ -682,6 +903,18 @@ def _wire() -> dict[str, Any]:
         return _WIRE
 
 
+SUCCESS = re.compile(r"\b(done|ok|okay|success\w*|succeeded|completed?|charged|notified|sent)\b", re.I)
+HEDGE = re.compile(
+    r"\b(not|no|never|un\w+|fail\w*|crash\w*|error\w*|may|might|maybe|perhaps|possibly)\b", re.I
+)
+
+
+def _claims_success(content: Any) -> bool:
+    """True for an answer that says the call worked ('done', 'charged 42') with no doubt in it."""
+    text = str(content)
+    return bool(SUCCESS.search(text)) and not HEDGE.search(text)
+
+
 def _repair_case(repair: Any, rng: random.Random, kind: str) -> None:
     from langchain.agents import create_agent
 
@@ -706,7 +939,8 @@ def _repair_case(repair: Any, rng: random.Random, kind: str) -> None:
     if kind == "create_agent":
         graph = create_agent(llm, tools, checkpointer=InMemorySaver())
     else:
-        graph = tool_loop(llm.bind_tools(tools), tools).builder.compile(checkpointer=InMemorySaver())
+        bound = llm.bind_tools(list(_payment_wire()))  # the same request as `bind_tools(tools)`
+        graph = tool_loop(bound, tools).builder.compile(checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": f"lab12-{uuid.uuid4().hex[:8]}"}}
 
     def first_turn() -> None:
@@ -732,28 +966,87 @@ def _repair_case(repair: Any, rng: random.Random, kind: str) -> None:
     before = graph.get_state(config).values["messages"]
     kept = {m.tool_call_id: m for m in before if isinstance(m, ToolMessage)}
     effects_before = list(effects.done)
+    checkpoint_before = graph.checkpointer.get_tuple(config)
+    graph_before = dict(vars(graph))
+    endpoint_before = set(vars(endpoint))
 
     try:
         run_learner(repair, graph, config, limit=LIMIT, name="repair")
     except LearnerRaised as error:
+        if effects.done != effects_before:
+            raise fail(
+                "the repair ran tools again",
+                expected="no tool runs during a repair",
+                observed=f"ran again: {effects.done[len(effects_before) :]}, then {error}"[:220],
+                why="resuming (`graph.invoke(None, config)`) re-runs the failed step — the customer charged "
+                "again, the service still down: write the answers with `update_state` instead",
+                where=section(RECOVERY, RESUME),
+            ) from None
         if "update_state" in str(error) and "langgraph raised" in str(error):
+            why = (
+                "LangGraph could not apply the update as the node it names — without `as_node` it picks the "
+                "node that wrote last, which fails on a thread that stopped mid-step: write as "
+                "`as_node='tools'` (both graphs have that node, and writing as it makes the model answer "
+                "next)"
+            )
+            if "delete a message with an ID that doesn't exist" in str(error):
+                why = (
+                    "`get_state` shows create_agent's finished answer as a pending write, which is not in "
+                    "the checkpoint, so a RemoveMessage for its id fails: rewrite the whole history instead, "
+                    "`[RemoveMessage(id=REMOVE_ALL_MESSAGES), *repaired]`, with `as_node='tools'`"
+                )
             raise fail(
                 "`update_state` failed on this thread",
                 expected="`graph.update_state(config, {...}, as_node='tools')` to write the repaired history",
                 observed=str(error)[:200],
-                why="without `as_node` LangGraph picks the node that wrote last, which fails on a "
-                "thread that stopped mid-step; both graphs have a node named 'tools', and writing as it "
-                "makes the model answer next",
+                why=why,
                 where=section(RECOVERY, REPAIR),
             ) from None
         raise
+    changed_graph = sorted(  # a method shadowed or the graph's parts swapped (not a name or a flag)
+        k
+        for k in {*graph_before, *vars(graph)}
+        if vars(graph).get(k) is not graph_before.get(k)
+        and (callable(vars(graph).get(k)) or k in {"checkpointer", "nodes", "channels", "store", "builder"})
+    )
+    if changed_graph or set(vars(endpoint)) != endpoint_before or endpoint.check_history is not True:
+        for k in changed_graph:
+            if k in graph_before:
+                setattr(graph, k, graph_before[k])
+            else:
+                delattr(graph, k)
+        endpoint.check_history = True
+        raise fail(
+            "the repair changed the graph or the provider, not the thread",
+            expected="only the thread's state changed (through `graph.update_state`)",
+            observed=f"changed: {changed_graph or 'the endpoint'}"[:200],
+            why="replacing the graph's methods or checkpointer, or relaxing the endpoint's history check, "
+            "fakes the verdict: the next question must be accepted by the provider as it is",
+            where=section(RECOVERY, REPAIR),
+        )
     after = graph.get_state(config).values["messages"]
     where = section(RECOVERY, REPAIR)
+    checkpoint_after = graph.checkpointer.get_tuple(config)
+    if _snapshot(after) != _snapshot(before) and (
+        checkpoint_after.checkpoint["id"] == checkpoint_before.checkpoint["id"]
+        or checkpoint_after.metadata.get("source") != "update"
+    ):
+        raise fail(
+            "the repair did not go through `update_state`",
+            expected="the repaired history written by `graph.update_state(config, ..., as_node='tools')`",
+            observed=f"the thread's latest checkpoint: {checkpoint_after.metadata}"[:200],
+            why="a checkpoint written straight to the checkpointer skips the graph's bookkeeping (channel "
+            "versions, the node it counts as written by); `update_state` is the graph's own way to write "
+            "a state",
+            where=where,
+        )
     if kind == "healthy" and _snapshot(after) != _snapshot(before):
         raise fail(
             "a thread with nothing to repair was changed",
             expected="the same messages, in the same order (every call already answered)",
-            observed=f"{[type(m).__name__ for m in before]} became {[type(m).__name__ for m in after]}",
+            observed=f"{[type(m).__name__ for m in before]} became {[type(m).__name__ for m in after]}"
+            if [type(m) for m in before] != [type(m) for m in after]
+            else "the same kinds of message, with other ids, contents or statuses",
             why="a thread whose calls are all answered needs nothing: write answers only for calls nobody "
             "answered — no extra message, no second answer",
             where=where,
@@ -761,6 +1054,16 @@ def _repair_case(repair: Any, rng: random.Random, kind: str) -> None:
     originals = [m for m in before if not isinstance(m, ToolMessage)]
     after_ids = [m.id for m in after]
     lost = [m for m in originals if m.id not in after_ids]
+    copied = {(type(m), str(m.content)) for m in after}
+    if lost and all((type(m), str(m.content)) in copied for m in lost):
+        raise fail(
+            "the repair gave the thread's messages new ids",
+            expected="every question and model turn kept as it is, its id included",
+            observed=shorten(f"new ids for: {[(type(m).__name__, str(m.content)[:30]) for m in lost]}", 200),
+            why="copies without their ids are new messages to the thread (the originals deleted): put the "
+            "messages `get_state` returned back themselves",
+            where=where,
+        )
     if lost:
         raise fail(
             "the repair deleted messages of the thread",
@@ -838,11 +1141,16 @@ def _repair_case(repair: Any, rng: random.Random, kind: str) -> None:
                 "keep it and answer only the calls without one",
                 where=section(RECOVERY, CRASH),
             )
-    invented = [m for m in answers if m.tool_call_id not in kept and m.status != "error"]
+    invented = [
+        m
+        for m in answers
+        if m.tool_call_id not in kept and (m.status != "error" or _claims_success(m.content))
+    ]
     if invented:
         raise fail(
             "a call nobody answered was given a success answer",
-            expected="an error ToolMessage (status='error') for each call without an answer",
+            expected="an error ToolMessage (status='error', saying it may not have run) for each call "
+            "without an answer",
             observed=f"{[(m.content, m.status) for m in invented]}"[:200],
             why="the thread cannot know whether the call did its work: say so with status='error' "
             "(e.g. 'not completed: the tool step crashed; it may have run'), never 'done'",
@@ -891,7 +1199,9 @@ def _repair_case(repair: Any, rng: random.Random, kind: str) -> None:
         )
 
 
-def check_repair(repair: Any, *, seed: int | None = None) -> str:
+def check_repair(
+    repair: Any, *, seed: int | None = None, _verify: Any = _verify_guard, _report: Any = _untouched
+) -> str:
     key = "q3"
     if not callable(repair):
         raise fail(
@@ -901,6 +1211,7 @@ def check_repair(repair: Any, *, seed: int | None = None) -> str:
             observed=f"a {type(repair).__name__}",
             where=section(RECOVERY, REPAIR),
         )
+    _report(key, _verify)
     rng = random.Random(seed)
     cases = Cases(key)
     for label, kind in (
@@ -911,6 +1222,7 @@ def check_repair(repair: Any, *, seed: int | None = None) -> str:
         ("a thread with nothing to repair stays as it is", "healthy"),
     ):
         cases.run(label, lambda kind=kind: _repair_case(repair, rng, kind))
+    _report(key, _verify)
     return cases.result(
         "every crashed thread accepted by the provider again — history kept, existing answers kept, error "
         "answers for the rest, no tool run twice — and a healthy thread left alone."
@@ -934,3 +1246,5 @@ q3 = Exercise(
 )
 
 __all__ = ["Effects", "Fetcher", "Ran", "expected_events", "payment_tools", "q1", "q2", "q3", "search_tool"]
+
+_take_guard()

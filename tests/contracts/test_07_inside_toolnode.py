@@ -467,3 +467,87 @@ def test_a_custom_args_schema_no_longer_hides_injected_state():
     graph = one_node_graph(ToolNode([short_note]), state=NotesState)
     out = graph.invoke({"messages": [ai(call("short_note", "1", text="hi"))], "user": "ann"})
     assert out["messages"][-1].content == "ann: hi"
+
+
+# -- 4.1 (cont.) injected parameters and a custom args_schema --------------------------------------
+# langchain#33646 (fixed), langchain#34246: what a plain or extra="forbid" args_schema needs declared.
+
+def _injected_kinds():
+    return {
+        "runtime": (ToolRuntime, lambda value: f"runtime {value.tool_call_id}"),
+        "state": (Annotated[list, InjectedState("messages")], lambda value: f"state {len(value)}"),
+        "store": (Annotated[BaseStore, InjectedStore()], lambda value: f"store {type(value).__name__}"),
+        "call_id": (Annotated[str, InjectedToolCallId], lambda value: f"call_id {value}"),
+    }
+
+
+def _schema_tool(kind, *, declared, **config):
+    from pydantic import ConfigDict, create_model
+
+    annotation, show = _injected_kinds()[kind]
+    fields = {"query": (str, ...), **({"injected": (annotation, ...)} if declared else {})}
+    # a ToolRuntime or BaseStore field needs arbitrary_types_allowed, as the lesson says
+    config = ConfigDict(**config, **({"arbitrary_types_allowed": True} if declared else {}))
+    schema = create_model("QueryArgs", __config__=config, **fields)
+
+    def body(query: str, injected) -> str:
+        return show(injected)
+
+    body.__annotations__ = {"query": str, "injected": annotation, "return": str}
+    body.__doc__ = "Look a query up."
+    return tool("lookup", args_schema=schema)(body)
+
+
+def _through_toolnode(tool_, **options):
+    graph = one_node_graph(ToolNode([tool_], **options), store=InMemoryStore())
+    return graph.invoke({"messages": [ai(call("lookup", "c1", query="q"))]})["messages"][-1]
+
+
+@lesson
+@pytest.mark.parametrize("kind", ["runtime", "state", "store"])
+def test_toolnodes_injections_reach_a_tool_whose_plain_args_schema_leaves_them_out(kind):
+    tool_ = _schema_tool(kind, declared=False)
+    reply = _through_toolnode(tool_)
+    assert reply.status == "success" and reply.content.startswith(kind)
+    assert list(convert_to_openai_tool(tool_)["function"]["parameters"]["properties"]) == ["query"]
+
+
+@lesson
+def test_an_injected_tool_call_id_the_args_schema_leaves_out_is_never_passed():
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'injected'"):
+        _through_toolnode(_schema_tool("call_id", declared=False))
+
+
+@lesson
+@pytest.mark.parametrize("config", [{}, {"extra": "forbid"}, {"strict": True, "extra": "forbid"}])
+def test_an_injected_tool_call_id_declared_in_the_args_schema_is_filled_and_hidden(config):
+    tool_ = _schema_tool("call_id", declared=True, **config)
+    assert _through_toolnode(tool_).content == "call_id c1"
+    assert list(convert_to_openai_tool(tool_)["function"]["parameters"]["properties"]) == ["query"]
+
+
+@lesson
+@pytest.mark.parametrize("kind", ["runtime", "state"])
+def test_extra_forbid_refuses_an_undeclared_injected_parameter_with_an_empty_reason(kind):
+    reply = _through_toolnode(_schema_tool(kind, declared=False, extra="forbid"))
+    assert reply.status == "error"
+    assert reply.content == ("Error invoking tool 'lookup' with kwargs {'query': 'q'} with error:\n \n"
+                             " Please fix the error and try again.")
+
+
+@lesson
+@pytest.mark.parametrize("kind", ["runtime", "state", "store", "call_id"])
+def test_extra_forbid_accepts_every_injected_parameter_the_schema_declares(kind):
+    tool_ = _schema_tool(kind, declared=True, strict=True, extra="forbid")
+    reply = _through_toolnode(tool_)
+    assert reply.status == "success" and reply.content.startswith(kind)
+    assert list(convert_to_openai_tool(tool_)["function"]["parameters"]["properties"]) == ["query"]
+
+
+@lesson
+@pytest.mark.parametrize("kind", ["runtime", "store"])
+def test_a_toolruntime_or_basestore_field_needs_arbitrary_types_allowed(kind):
+    from pydantic import PydanticSchemaGenerationError, create_model
+
+    with pytest.raises(PydanticSchemaGenerationError, match="arbitrary_types_allowed=True"):
+        create_model("QueryArgs", query=(str, ...), injected=(_injected_kinds()[kind][0], ...))

@@ -626,3 +626,118 @@ def test_an_agent_inside_a_tool_streams_nothing_of_its_own_unless_subgraphs_is_t
     assert [chunk["page"] for mode, chunk in inner if mode == "custom"] == [1, 2, 3]
     assert "".join(m.content for mode, (m, meta) in inner
                    if mode == "messages" and meta["langgraph_node"] == "model") == "inner summary"
+
+
+# -- 8. Deep dive: a model that does not stream, and the text of a blocked call -----------------
+def _whole_answer_model():
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.outputs import ChatGeneration, ChatResult
+
+    class WholeAnswer(BaseChatModel):
+        """A chat model that implements only `_generate`."""
+
+        @property
+        def _llm_type(self) -> str:
+            return "whole-answer"
+
+        def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+            return ChatResult(generations=[ChatGeneration(message=AIMessage("Hello there friend"))])
+
+    return WholeAnswer()
+
+
+def _messages_mode_pieces(model):
+    from langchain.agents import create_agent
+
+    return [(type(chunk).__name__, chunk.content) for chunk, _ in
+            create_agent(model, []).stream({"messages": [HumanMessage("hi")]}, stream_mode="messages")]
+
+
+@lesson
+def test_a_model_that_streams_arrives_in_messages_mode_as_chunks():
+    pieces = _messages_mode_pieces(ScriptedChatModel(script=["Hello there friend"]))
+    assert len(pieces) > 1 and {kind for kind, _ in pieces} == {"AIMessageChunk"}
+    assert "".join(text for _, text in pieces) == "Hello there friend"
+
+
+@lesson
+@pytest.mark.parametrize("which", ["only _generate", "disable_streaming=True"])
+def test_a_model_without_stream_or_with_streaming_disabled_arrives_in_messages_mode_as_one_message(which):
+    model = (_whole_answer_model() if which == "only _generate"
+             else ScriptedChatModel(script=["Hello there friend"], disable_streaming=True))
+    assert _messages_mode_pieces(model) == [("AIMessage", "Hello there friend")]
+
+
+def _budget_words():
+    from langchain.agents.middleware import AgentState, after_model
+
+    @after_model
+    def budget_words(state: AgentState, runtime) -> dict | None:
+        last_ai = max(i for i, m in enumerate(state["messages"]) if isinstance(m, AIMessage))
+        blocked = [m for m in state["messages"][last_ai + 1:]
+                   if isinstance(m, ToolMessage) and m.status == "error"]
+        return ({"messages": [m.model_copy(update={"content": "budget used up"}) for m in blocked]}
+                if blocked else None)
+
+    return budget_words
+
+
+def _worded_run(order):
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import ToolCallLimitMiddleware, wrap_tool_call
+
+    from helpers.models import tool_results_summary
+
+    ran, wrapped = [], []
+
+    @tool
+    def fetch(query: str) -> str:
+        """Fetch a page."""
+        ran.append(query)
+        return f"fetched {query}"
+
+    @wrap_tool_call
+    def watch(request, handler):
+        wrapped.append(request.tool_call["args"]["query"])
+        return handler(request)
+
+    limit, words = ToolCallLimitMiddleware(run_limit=1), _budget_words()
+    middleware = [words, limit, watch] if order == "before" else [limit, words, watch]
+    script = [[{"name": "fetch", "args": {"query": "a"}}, {"name": "fetch", "args": {"query": "b"}}],
+              [{"name": "fetch", "args": {"query": "c"}}], tool_results_summary]
+    agent = create_agent(ScriptedChatModel(script=script), [fetch], middleware=middleware)
+    messages = agent.invoke(GO)["messages"]
+    return ran, wrapped, messages
+
+
+@lesson
+def test_tool_call_limit_middleware_has_no_parameter_for_the_blocked_calls_text():
+    import inspect
+
+    from langchain.agents.middleware import ToolCallLimitMiddleware
+
+    assert set(inspect.signature(ToolCallLimitMiddleware.__init__).parameters) == {
+        "self", "tool_name", "thread_limit", "run_limit", "exit_behavior"}
+
+
+@lesson
+def test_wrap_tool_call_never_sees_a_call_the_limit_blocked():
+    ran, wrapped, _ = _worded_run("before")
+    assert ran == ["a"] and wrapped == ["a"]
+
+
+@lesson
+def test_an_after_model_hook_listed_before_the_limit_rewrites_the_blocked_calls_text_the_model_reads():
+    ran, _, messages = _worded_run("before")
+    assert ran == ["a"]
+    assert messages[-1].content == "budget used up"  # what the model read for call `c`
+    blocked = [m.content for m in messages if isinstance(m, ToolMessage) and m.status == "error"]
+    assert blocked == ["budget used up", "budget used up"]
+    assert unanswered_tool_calls(messages) == []
+
+
+@lesson
+def test_an_after_model_hook_listed_after_the_limit_runs_first_and_changes_nothing():
+    ran, _, messages = _worded_run("after")
+    assert ran == ["a"]
+    assert messages[-1].content == "Tool call limit exceeded. Do not make additional tool calls."

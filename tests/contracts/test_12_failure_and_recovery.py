@@ -233,7 +233,7 @@ def _slow_tools(finished, sync_done):
     @tool
     def slow_sync(query: str) -> str:
         """Search slowly (sync)."""
-        time.sleep(2.0)
+        time.sleep(2.5)
         finished.append("slow_sync")
         sync_done.set()
         return "sync result"
@@ -257,7 +257,8 @@ def test_cancelling_ainvoke_from_outside_stops_async_tools_and_sync_threads_run_
 
     async def run():
         with pytest.raises(TimeoutError):
-            await asyncio.wait_for(graph.ainvoke({"messages": [HumanMessage("go")]}, config), 1.0)
+            # 2 s to reach the tools even on a loaded machine; the sync tool outlasts it whenever it starts
+            await asyncio.wait_for(graph.ainvoke({"messages": [HumanMessage("go")]}, config), 2.0)
         right_after = list(finished)
         assert await asyncio.to_thread(sync_done.wait, 10)
         return right_after, (await graph.aget_state(config))
@@ -416,3 +417,174 @@ def test_create_react_agent_sends_no_request_for_a_new_message_on_a_crashed_thre
         with pytest.raises(ValueError, match="INVALID_CHAT_HISTORY"):
             graph.invoke(NEW_QUESTION, config)
         assert len(endpoint.requests) == 1  # only the turn that crashed
+
+
+# A routing function (add_conditional_edges) that raises: langgraph#8834.
+def _order_graph(ran, routing):
+    from typing import TypedDict
+
+    from langgraph.graph import END
+
+    class Order(TypedDict):
+        total: int
+
+    def price(state):
+        ran.append("price")
+        return {"total": state["total"] + 5}
+
+    def pick_route(state):
+        ran.append("route")
+        if not routing["up"]:
+            raise RuntimeError("shipping service is down")
+        return "ship"
+
+    def ship(state):
+        ran.append("ship")
+        return {}
+
+    builder = StateGraph(Order)
+    builder.add_node("price", price)
+    builder.add_node("ship", ship)
+    builder.add_edge(START, "price")
+    builder.add_conditional_edges("price", pick_route, ["ship", END])
+    builder.add_edge("ship", END)
+    return builder.compile(checkpointer=InMemorySaver())
+
+
+def _router_crash():
+    ran, routing = [], {"up": False}
+    graph = _order_graph(ran, routing)
+    config = {"configurable": {"thread_id": "order"}}
+    with pytest.raises(RuntimeError, match="shipping service is down"):
+        graph.invoke({"total": 0}, config)
+    routing["up"] = True
+    return graph, config, ran
+
+
+@lesson
+def test_a_conditional_router_that_raises_leaves_next_empty_and_a_task_with_the_error():
+    graph, config, ran = _router_crash()
+    snapshot = graph.get_state(config)
+    assert snapshot.next == ()
+    assert snapshot.values == {"total": 5}
+    assert [(t.name, t.error, t.result) for t in snapshot.tasks] == [
+        ("price", "RuntimeError('shipping service is down')", {"total": 5})]
+    assert ran == ["price", "route"]
+
+
+@lesson
+def test_resuming_after_a_conditional_router_raised_returns_without_routing_or_running_the_next_node():
+    graph, config, ran = _router_crash()
+    ran.clear()
+    assert graph.invoke(None, config) == {"total": 5}
+    assert ran == []  # neither the router nor `ship` ran
+    assert graph.get_state(config).next == ()
+
+
+@lesson
+def test_update_state_as_the_routers_node_after_the_resume_routes_again_and_runs_the_next_node():
+    graph, config, ran = _router_crash()
+    assert graph.get_state(config).next == ()
+    ran.clear()
+    assert graph.invoke(None, config) == {"total": 5} and ran == []  # the resume did not route
+    graph.update_state(config, None, as_node="price")
+    assert graph.get_state(config).next == ("ship",)
+    assert graph.invoke(None, config) == {"total": 5}
+    assert ran == ["route", "ship"]  # `price` did not run again
+
+
+@lesson
+def test_before_any_resume_update_state_needs_the_failed_tasks_result_or_the_nodes_write_is_lost():
+    graph, config, ran = _router_crash()
+    failed = [task for task in graph.get_state(config).tasks if task.error]
+    graph.update_state(config, failed[0].result, as_node="price")
+    ran.clear()
+    assert graph.invoke(None, config) == {"total": 5}
+    assert ran == ["ship"]
+    # the same with None routes from the checkpoint without `price`'s pending write
+    graph, config, ran = _router_crash()
+    graph.update_state(config, None, as_node="price")
+    assert graph.get_state(config).next == ("ship",)
+    assert graph.invoke(None, config) == {"total": 0}
+
+
+# A drain: RunControl.request_drain (langgraph 1.2, langgraph#7274).
+STEPS = [[{"name": "job_step", "args": {"n": n}}] for n in (1, 2, 3)] + ["all three steps done"]
+
+
+@lesson
+def test_a_drain_under_ainvoke_lets_the_running_tool_finish_raises_graph_drained_and_resumes_cleanly():
+    from langchain.agents import create_agent
+    from langgraph.errors import GraphDrained
+    from langgraph.runtime import RunControl
+
+    done = []
+
+    async def run():
+        started, release = asyncio.Event(), asyncio.Event()
+
+        @tool
+        async def job_step(n: int) -> str:
+            """Do one step of a long job."""
+            started.set()
+            await release.wait()
+            done.append(n)
+            return f"step {n} done"
+
+        graph = create_agent(ScriptedChatModel(script=STEPS), [job_step], checkpointer=InMemorySaver())
+        config = {"configurable": {"thread_id": "drained"}}
+        control = RunControl()
+        task = asyncio.create_task(graph.ainvoke({"messages": [HumanMessage("go")]}, config, control=control))
+        await started.wait()
+        control.request_drain("user pressed stop")
+        release.set()
+        with pytest.raises(GraphDrained) as stop:
+            await task
+        assert stop.value.reason == "user pressed stop"
+        assert done == [1]  # the running tool finished; no later step started
+        snapshot = await graph.aget_state(config)
+        assert snapshot.next == ("model",)
+        assert unanswered_tool_calls(snapshot.values["messages"]) == []
+        result = await graph.ainvoke(None, config)
+        assert done == [1, 2, 3]
+        assert result["messages"][-1].content == "all three steps done"
+
+    asyncio.run(run())
+
+
+@lesson
+def test_a_drain_under_sync_invoke_requested_from_another_thread_stops_the_same_way():
+    from langchain.agents import create_agent
+    from langgraph.errors import GraphDrained
+    from langgraph.runtime import RunControl
+
+    done, started, release = [], threading.Event(), threading.Event()
+
+    @tool
+    def job_step(n: int) -> str:
+        """Do one step of a long job."""
+        started.set()
+        assert release.wait(10)
+        done.append(n)
+        return f"step {n} done"
+
+    graph = create_agent(ScriptedChatModel(script=STEPS), [job_step], checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "drained"}}
+    control = RunControl()
+
+    def press_stop():
+        assert started.wait(10)
+        control.request_drain("sigterm")
+        release.set()
+
+    stopper = threading.Thread(target=press_stop)
+    stopper.start()
+    with pytest.raises(GraphDrained, match="Graph drained: sigterm"):
+        graph.invoke({"messages": [HumanMessage("go")]}, config, control=control)
+    stopper.join()
+    assert done == [1]
+    snapshot = graph.get_state(config)
+    assert snapshot.next == ("model",)
+    assert unanswered_tool_calls(snapshot.values["messages"]) == []
+    assert graph.invoke(None, config)["messages"][-1].content == "all three steps done"
+    assert done == [1, 2, 3]

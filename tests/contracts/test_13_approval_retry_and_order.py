@@ -2,8 +2,9 @@
 
 `HumanInTheLoopMiddleware` (its interrupt, the decisions it accepts, what each leaves in the
 history, what a resume re-runs) beside lesson 08's approval interceptor and `create_react_agent`'s
-equivalents; `ToolRetryMiddleware` (attempts, `on_failure`, `retry_on`, `tools`); and the order in
-which several middlewares' hooks run, with what that order changes. Every test runs the sync path
+equivalents; `ToolRetryMiddleware` (attempts, `on_failure`, `retry_on`, `tools`) and `ModelRetryMiddleware`'s
+`retry_on`; the `respond` decision; and the order in which several middlewares' hooks run, with what
+that order changes. Every test runs the sync path
 (`invoke`), as the lesson does. Side effects are counted by course-side recorders.
 """
 
@@ -17,6 +18,7 @@ from langchain.agents import create_agent
 from langchain.agents.middleware import (
     AgentMiddleware,
     HumanInTheLoopMiddleware,
+    ModelRetryMiddleware,
     ToolCallLimitMiddleware,
     ToolErrorMiddleware,
     ToolRetryMiddleware,
@@ -763,3 +765,104 @@ def test_a_batched_edit_may_name_another_tool_whose_own_config_is_not_consulted(
     decisions = [to_deletion, {"type": "approve"}, {"type": "reject"}]
     agent.invoke(Command(resume={"decisions": decisions}), config)
     assert sorted(ran) == ["delete_file /etc/hosts", "delete_file /tmp/a.log", "lookup_weather Paris"]
+
+
+# --- 12. Deep dive: respond ------------------------------------------------------------------------
+
+
+def _asked_user(asked, config):
+    @tool
+    def ask_user(question: str) -> str:
+        """Ask the user a question."""
+        asked.append(question)
+        return "the tool ran"
+
+    agent = create_agent(
+        ScriptedChatModel(script=[[{"name": "ask_user", "args": {"question": "Which region?"}}], "done"]),
+        [ask_user],
+        middleware=[HumanInTheLoopMiddleware(interrupt_on={"ask_user": config})],
+        checkpointer=InMemorySaver(),
+    )
+    thread = {"configurable": {"thread_id": "ask"}}
+    agent.invoke(ASK, thread)
+    return agent, thread
+
+
+@lesson
+@pytest.mark.parametrize("config", [{"allowed_decisions": ["respond"]}, True], ids=["respond-only", "True"])
+def test_respond_answers_with_the_reviewers_message_as_a_success_tool_message_and_the_tool_never_runs(config):
+    asked = []
+    agent, thread = _asked_user(asked, config)
+    decisions = [{"type": "respond", "message": "eu-west-1, please."}]
+    messages = agent.invoke(Command(resume={"decisions": decisions}), thread)["messages"]
+    assert asked == []
+    ai, answer = messages[1:3]
+    assert [(c["id"], c["name"]) for c in ai.tool_calls] == [("call_0_0", "ask_user")]  # kept
+    assert isinstance(answer, ToolMessage)
+    assert (answer.tool_call_id, answer.status) == ("call_0_0", "success")
+    assert answer.content == "eu-west-1, please."  # verbatim, no notice in front
+    assert answer.additional_kwargs == {
+        "lc_source": "hitl_interrupt_decision",
+        "lc_data": {"decision": "respond"},
+    }
+    assert messages[-1].content == "done"
+
+
+@lesson
+def test_respond_for_a_tool_whose_allowed_decisions_do_not_name_it_raises_value_error():
+    ran = []
+    agent, config, _ = _reviewed(ran)
+    decisions = [{"type": "approve"}, {"type": "respond", "message": "Deleted."}, {"type": "approve"}]
+    with pytest.raises(
+        ValueError,
+        match=r"^Unexpected human decision: \{'type': 'respond', 'message': 'Deleted\.'\}\. "
+        r"Decision type 'respond' is not allowed for tool 'delete_file'\. "
+        r"Expected one of \['approve', 'reject'\]",
+    ):
+        agent.invoke(Command(resume={"decisions": decisions}), config)
+    assert ran == []
+
+
+@lesson
+def test_a_respond_only_config_refuses_approve_and_a_respond_without_message_raises_key_error():
+    agent, thread = _asked_user([], {"allowed_decisions": ["respond"]})
+    with pytest.raises(ValueError, match=r"Decision type 'approve' is not allowed for tool 'ask_user'"):
+        agent.invoke(Command(resume={"decisions": [{"type": "approve"}]}), thread)
+    agent, thread = _asked_user([], True)
+    with pytest.raises(KeyError, match="message"):
+        agent.invoke(Command(resume={"decisions": [{"type": "respond"}]}), thread)
+
+
+# --- 13. Deep dive: ModelRetryMiddleware and retry_on ----------------------------------------------
+
+
+def _model_retry(error, **options):
+    calls = Counter()
+
+    def turn(messages):
+        calls["model"] += 1
+        raise error("the model endpoint failed")
+
+    retry = ModelRetryMiddleware(**options, **FAST)
+    agent = create_agent(ScriptedChatModel(script=[turn]), [], middleware=[retry])
+    try:
+        last = agent.invoke(ASK)["messages"][-1]
+        return calls["model"], type(last).__name__, last.content
+    except Exception as escaped:
+        return calls["model"], "raised", f"{type(escaped).__name__}: {escaped}"
+
+
+@lesson
+def test_model_retry_re_raises_an_exception_outside_retry_on_at_once_even_with_on_failure_continue():
+    outcome = _model_retry(ValueError, retry_on=(TimeoutError,), on_failure="continue")
+    assert outcome == (1, "raised", "ValueError: the model endpoint failed")
+
+
+@lesson
+def test_model_retry_continue_ends_the_run_with_an_ai_message_after_the_last_attempt():
+    outcome = _model_retry(TimeoutError, retry_on=(TimeoutError,), on_failure="continue")
+    assert outcome == (
+        3,
+        "AIMessage",
+        "Model call failed after 3 attempts with TimeoutError: the model endpoint failed",
+    )

@@ -13,6 +13,7 @@ import threading
 import warnings
 
 import pytest
+from langchain.tools import ToolRuntime
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
@@ -599,3 +600,91 @@ def test_astream_events_v2_on_tool_end_output_is_the_toolmessage_with_the_artifa
     (output,) = asyncio.run(main())
     assert isinstance(output, ToolMessage) and output.tool_call_id == "call_0"
     assert output.artifact == [{"id": i, "table": "orders"} for i in range(3)]
+
+
+# -- deep dive 7: where the handler goes (langchain#16461) ------------------------------------------
+
+class _AllEvents(ToolEvents):
+    def on_chat_model_start(self, serialized, messages, *, run_id, parent_run_id=None, **kwargs):
+        self._record("model", None, run_id, parent_run_id)
+
+
+def _lamp_agent(**model_options):
+    from langchain.agents import create_agent
+
+    script = [[{"name": "search", "args": {"query": "lamp"}, "id": "call_lamp"}], "done"]
+    return create_agent(ScriptedChatModel(script=script, **model_options), [search])
+
+
+@lesson
+def test_a_handler_on_the_chat_models_constructor_sees_model_events_but_no_tool_events():
+    on_model = _AllEvents()
+    _lamp_agent(callbacks=[on_model]).invoke({"messages": [HumanMessage("Find lamps")]})
+    assert [e[:2] for e in on_model.events] == [("model", None), ("model", None)]
+
+
+@lesson
+def test_a_handler_in_the_run_config_sees_the_model_and_the_tool_events():
+    in_config = _AllEvents()
+    _lamp_agent().invoke({"messages": [HumanMessage("Find lamps")]}, config={"callbacks": [in_config]})
+    assert [e[:2] for e in in_config.events] == [
+        ("model", None), ("start", "call_lamp"), ("end", "call_lamp"), ("model", None)]
+
+
+# -- deep dive 8: injected parameters and a strict args_schema (langchain#34246) ---------------------
+
+class _StrictQuery(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid")
+    query: str
+
+
+class _StrictQueryWithRuntime(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid", arbitrary_types_allowed=True)
+    query: str
+    runtime: ToolRuntime
+
+
+def _lookup(schema):
+    @tool(args_schema=schema)
+    def lookup(query: str, runtime: ToolRuntime) -> str:
+        """Look a query up."""
+        return f"{query!r} for {runtime.tool_call_id}"
+
+    return lookup
+
+
+@lesson
+def test_a_strict_forbid_args_schema_refuses_an_undeclared_toolruntime_with_an_empty_reason():
+    (answer,) = _run([_lookup(_StrictQuery)], ("lookup", {"query": "lamp"}))
+    assert answer.status == "error"
+    assert answer.content == ("Error invoking tool 'lookup' with kwargs {'query': 'lamp'} with error:\n \n"
+                              " Please fix the error and try again.")
+    from langgraph.prebuilt.tool_node import ToolInvocationError
+
+    with pytest.raises(ToolInvocationError) as caught:
+        ToolNode([_lookup(_StrictQuery)], handle_tool_errors=False).invoke(
+            _ask(("lookup", {"query": "lamp"})), runtime=Runtime())
+    errors = [(e["loc"], e["type"]) for e in caught.value.source.errors()]
+    assert errors == [(("runtime",), "extra_forbidden")]
+    assert caught.value.filtered_errors == []
+
+
+@lesson
+def test_strict_alone_does_not_refuse_an_undeclared_toolruntime():
+    class StrictOnly(BaseModel):
+        model_config = ConfigDict(strict=True)
+        query: str
+
+    (answer,) = _run([_lookup(StrictOnly)], ("lookup", {"query": "lamp"}))
+    assert (answer.status, answer.content) == ("success", "'lamp' for call_0")
+
+
+@lesson
+def test_a_strict_forbid_args_schema_that_declares_the_toolruntime_injects_it_and_still_forbids_extra_keys():
+    lookup = _lookup(_StrictQueryWithRuntime)
+    assert list(convert_to_openai_tool(lookup)["function"]["parameters"]["properties"]) == ["query"]
+    graph = _graph(lookup)
+    good = graph.invoke({"messages": _ask(("lookup", {"query": "lamp"}))})["messages"][-1]
+    assert (good.status, good.content) == ("success", "'lamp' for call_0")
+    extra = graph.invoke({"messages": _ask(("lookup", {"query": "lamp", "sort": "asc"}))})["messages"][-1]
+    assert extra.status == "error" and "sort: Extra inputs are not permitted" in extra.content

@@ -455,6 +455,8 @@ def test_drill_44_a_command_in_the_batch_streams_a_list_in_the_loop_and_one_dict
     loop_chunks = [u["tools"] for u in loop.stream(GO, stream_mode="updates") if "tools" in u]
     agent_chunks = [u["tools"] for u in agent.stream(GO, stream_mode="updates") if "tools" in u]
     assert len(loop_chunks) == 1 and isinstance(loop_chunks[0], list)
+    with pytest.raises(TypeError):
+        loop_chunks[0]["messages"]
     assert [len(u["messages"]) for u in loop_chunks[0]] == [1, 1]
     assert len(agent_chunks) == 2 and all(
         isinstance(c, dict) and len(c["messages"]) == 1 for c in agent_chunks
@@ -484,7 +486,9 @@ def test_drill_45_progress_streams_first_is_dropped_by_invoke_and_a_unit_test_ge
         for mode, chunk in loop.stream(GO, stream_mode=["updates", "custom"])
     ]
     assert order == ["llm", "custom", "custom", "tools", "llm"]
-    assert loop.invoke(GO)["messages"][-2].content == "crawled s"
+    state = loop.invoke(GO)
+    assert state["messages"][-2].content == "crawled s" and set(state) == {"messages"}
+    assert not any("page" in str(m.content) for m in state["messages"])
     with pytest.raises(KeyError) as raised:
         crawl.invoke({"site": "s"})
     assert raised.value.args == ("__pregel_runtime",)
@@ -514,14 +518,14 @@ def test_drill_46_an_inner_models_tokens_stream_under_tools_unless_tagged_nostre
             if m.content
         ]
 
-    loud = seen(False)
-    assert [r for r in loud if r[:2] == ("tools", "AIMessageChunk")]
-    assert "".join(r[2] for r in loud if r[:2] == ("tools", "AIMessageChunk")) == "a short summary"
-    assert seen(True) == [("tools", "ToolMessage", "a short summary"), ("llm", "AIMessageChunk", "ok")]
+    loud, quiet = seen(False), [("tools", "ToolMessage", "a short summary"), ("llm", "AIMessageChunk", "ok")]
+    tokens = [r for r in loud if r[:2] == ("tools", "AIMessageChunk")]
+    assert "".join(r[2] for r in tokens) == "a short summary" and loud == tokens + quiet
+    assert seen(True) == quiet
 
 
 @drill_bank
-def test_drill_47_at_limits_6_and_7_create_agent_raises_and_create_react_agent_apologises_only_at_6():
+def test_drill_47_create_agent_raises_at_every_limit_and_create_react_agent_apologises_at_even_ones():
     import warnings
 
     from langgraph.errors import GraphRecursionError
@@ -541,17 +545,24 @@ def test_drill_47_at_limits_6_and_7_create_agent_raises_and_create_react_agent_a
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        react = {limit: outcome(create_react_agent, limit) for limit in (6, 7)}
-    agent = {limit: outcome(agents_module().create_agent, limit) for limit in (6, 7)}
-    assert agent == {6: "GraphRecursionError", 7: "GraphRecursionError"}
-    assert react == {6: "Sorry, need more steps to process this request.", 7: "GraphRecursionError"}
+        react = {limit: outcome(create_react_agent, limit) for limit in range(4, 10)}
+    agent = {limit: outcome(agents_module().create_agent, limit) for limit in range(4, 10)}
+    sorry = "Sorry, need more steps to process this request."
+    assert agent == dict.fromkeys(range(4, 10), "GraphRecursionError")
+    assert react == {limit: sorry if limit % 2 == 0 else "GraphRecursionError" for limit in range(4, 10)}
 
 
 @drill_bank
 def test_drill_48_return_direct_beside_another_call_stops_create_react_agent_but_not_create_agent():
     import warnings
 
+    from langgraph.graph import END
     from langgraph.prebuilt import create_react_agent
+
+    @tool
+    def finish(text: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> Command:
+        """Answer, then try to end the run."""
+        return Command(update={"messages": [ToolMessage(text, tool_call_id=tool_call_id)]}, goto=END)
 
     @tool(return_direct=True)
     def final_answer(text: str) -> str:
@@ -577,8 +588,13 @@ def test_drill_48_return_direct_beside_another_call_stops_create_react_agent_but
                     type(messages[-1]).__name__,
                     sum(isinstance(m, ToolMessage) for m in messages),
                 )
+        for name, build in (("agent", agents_module().create_agent), ("react", create_react_agent)):
+            script = [[{"name": "finish", "args": {"text": "42"}}], "again"]
+            messages = build(ScriptedChatModel(script=script), [finish]).invoke(GO)["messages"]
+            endings["goto_end", name] = (type(messages[-1]).__name__, messages[-1].content)
     assert endings["alone", "agent"] == endings["alone", "react"] == ("ToolMessage", 1)
     assert endings["beside", "agent"] == ("AIMessage", 2) and endings["beside", "react"] == ("ToolMessage", 2)
+    assert endings["goto_end", "agent"] == endings["goto_end", "react"] == ("AIMessage", "again")
 
 
 @drill_bank
@@ -621,21 +637,34 @@ def test_drill_49_a_one_call_budget_fetches_one_none_or_none_and_error_leaves_th
 
 
 @drill_bank
-def test_drill_50_parallel_tool_calls_false_is_sent_and_toolnode_runs_both_calls_a_server_returns():
+def test_drill_50_parallel_tool_calls_false_is_sent_and_toolnode_runs_both_calls_a_server_returns_at_once():
     from langchain_openai import ChatOpenAI
 
     from helpers.graphs import tool_loop
     from helpers.openai_endpoint import ScriptedOpenAIEndpoint
 
+    both_started = threading.Barrier(2, timeout=5)
+
+    @tool
+    def lookup(query: str) -> str:
+        """Look something up (returns only once the turn's other call has started too)."""
+        both_started.wait()
+        return f"found {query}"
+
     script = [
-        [{"name": "find", "args": {"query": "the city"}}, {"name": "find", "args": {"query": "its weather"}}],
+        [
+            {"name": "lookup", "args": {"query": "the city"}},
+            {"name": "lookup", "args": {"query": "its weather"}},
+        ],
         "done",
     ]
     with ScriptedOpenAIEndpoint(script) as endpoint:
         llm = ChatOpenAI(
             model="gpt-4o", base_url=endpoint.base_url, api_key="unused", use_responses_api=False
         )
-        messages = tool_loop(llm.bind_tools([find], parallel_tool_calls=False), [find]).invoke(GO)["messages"]
+        messages = tool_loop(llm.bind_tools([lookup], parallel_tool_calls=False), [lookup]).invoke(GO)[
+            "messages"
+        ]
         sent = endpoint.requests[0]["parallel_tool_calls"]
     assert sent is False
     assert [m.content for m in messages if isinstance(m, ToolMessage)] == [
@@ -654,12 +683,13 @@ class Payments:
     ]
 
     def __init__(self):
-        self.paid, self.up = [], False
+        self.paid, self.paid_for, self.up = [], [], False
 
         @tool
-        def take_payment(amount: int) -> str:
+        def take_payment(amount: int, tool_call_id: Annotated[str, InjectedToolCallId]) -> str:
             """Charge the customer."""
             self.paid.append(amount)
+            self.paid_for.append(tool_call_id)
             return f"charged {amount}"
 
         @tool
@@ -715,7 +745,7 @@ def test_drill_52_resuming_charges_twice_with_the_batch_and_once_with_create_age
     graph, config = shop.crash(design)
     shop.up = True
     assert graph.invoke(None, config)["messages"][-1].content == "all done"
-    assert len(shop.paid) == payments
+    assert len(shop.paid) == payments and len(set(shop.paid_for)) == 1  # a re-run keeps its call id
 
 
 def repair_history(graph, config):
@@ -763,7 +793,8 @@ def test_drill_53_a_crashed_thread_gets_a_400_appending_answers_fails_rewriting_
             graph.invoke(None, config)
         repair_history(graph, config)
         assert graph.invoke(None, config)["messages"][-1].content == "back on track"
-    assert first.value.status_code == 400 and "did not have response messages" in str(first.value)
+    assert first.value.status_code == 400
+    assert "must be followed by tool messages responding to each 'tool_call_id'" in str(first.value)
     assert appended.value.status_code == 400
 
 
@@ -892,7 +923,9 @@ def test_drill_55_three_agent_runs_one_failing_under_gather_return_exceptions_an
 
 
 @drill_bank
-def test_drill_56_a_node_timeout_is_refused_under_sync_invoke_before_any_tool_runs_and_works_under_ainvoke():
+def test_drill_56_a_node_timeout_is_refused_under_sync_invoke_and_raises_node_timeout_error_under_ainvoke():
+    from langgraph.errors import NodeTimeoutError
+
     paid = []
 
     @tool
@@ -910,6 +943,26 @@ def test_drill_56_a_node_timeout_is_refused_under_sync_invoke_before_any_tool_ru
         graph.invoke(call)
     assert paid == []
     assert asyncio.run(graph.ainvoke(call))["messages"][-1].content == "charged 1" and paid == [1]
+
+    hung = []
+
+    @tool
+    async def never_answers(x: int) -> str:
+        """Waits until cancelled."""
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            hung.append("cancelled")
+            raise
+
+    stalled = StateGraph(MessagesState)
+    stalled.add_node("tools", ToolNode([never_answers]), timeout=0.2)
+    stalled.add_edge(START, "tools")
+    with pytest.raises(NodeTimeoutError):
+        asyncio.run(
+            stalled.compile().ainvoke({"messages": [tool_calls_message([("never_answers", {"x": 1})])]})
+        )
+    assert hung == ["cancelled"]
 
 
 # -- sitting 9: approval, retry, middleware order, what a tool sees, tool definitions -----------------
@@ -980,6 +1033,7 @@ def test_drill_58_an_edit_runs_the_reviewers_call_the_message_keeps_the_models_a
     assert history[1].tool_calls[0]["args"] == {"arg": "/tmp/a"} and len(history[1].tool_calls) == 3
     assert answers["mail"].status == "error" and "no emails today" in answers["mail"].content
     assert answers["erase"].status == "success" and "erased /tmp/b" in answers["erase"].content
+    assert answers["erase"].content.startswith("Note: a human reviewer replaced")
     assert unanswered_tool_calls(history) == []
 
 
@@ -1163,7 +1217,10 @@ def test_drill_63_defaults_apply_strings_coerce_fractions_fail_parse_docstring_f
 
     assert answer({"city": "Paris"}) == ("success", "Paris: 3")
     assert answer({"city": "Paris", "count": "5"}) == ("success", "Paris: 5")
-    assert answer({"city": "Paris", "count": 2.5})[0] == "error"
+    fraction = answer({"city": "Paris", "count": 2.5})
+    assert fraction[0] == "error"
+    assert "Input should be a valid integer, got a number with a fractional part" in fraction[1]
+    assert plain.tool_call_schema.model_json_schema()["properties"]["count"]["default"] == 3
     assert "Args:" in plain.description
     assert "description" not in plain.tool_call_schema.model_json_schema()["properties"]["count"]
     assert parsed.description == "Top sights of a city."
@@ -1184,8 +1241,12 @@ def test_drill_63_defaults_apply_strings_coerce_fractions_fail_parse_docstring_f
 
 
 @drill_bank
-def test_drill_64_create_agent_runs_the_last_of_two_same_named_tools_silently_and_the_model_is_sent_both():
+def test_drill_64_create_agent_runs_the_last_of_two_same_named_tools_silently_and_sends_only_its_definition():
     import warnings
+
+    from langchain_openai import ChatOpenAI
+
+    from helpers.openai_endpoint import ScriptedOpenAIEndpoint
 
     look = StructuredTool.from_function(
         lambda account: f"looked up {account}", name="account_action", description="Look up."
@@ -1193,15 +1254,19 @@ def test_drill_64_create_agent_runs_the_last_of_two_same_named_tools_silently_an
     close = StructuredTool.from_function(
         lambda account: f"closed {account}", name="account_action", description="Close."
     )
-    agent = agents_module().create_agent(
-        ScriptedChatModel(script=[[{"name": "account_action", "args": {"account": "a7"}}], "done"]),
-        [look, close],
-    )
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        assert agent.invoke(GO)["messages"][-2].content == "closed a7"
-    assert caught == []
-    assert len(ScriptedChatModel(script=["x"]).bind_tools([look, close]).kwargs["tools"]) == 2
+    script = [[{"name": "account_action", "args": {"account": "a7"}}], "done"]
+    with ScriptedOpenAIEndpoint(script) as endpoint:
+        llm = ChatOpenAI(
+            model="gpt-4o", base_url=endpoint.base_url, api_key="unused", use_responses_api=False
+        )
+        agent = agents_module().create_agent(llm, [look, close])
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assert agent.invoke(GO)["messages"][-2].content == "closed a7"
+        sent = [t["function"]["description"] for t in endpoint.requests[0]["tools"]]
+    assert caught == [] and sent == ["Close."]
+    bound = ScriptedChatModel(script=["x"]).bind_tools([look, close]).kwargs["tools"]
+    assert [t["function"]["description"] for t in bound] == ["Look up.", "Close."]
 
 
 @drill_bank
