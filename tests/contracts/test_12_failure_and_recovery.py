@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 from typing import Annotated
 
 import pytest
@@ -222,18 +221,20 @@ def test_answers_appended_after_a_new_message_still_leave_the_history_rejected()
     assert unanswered_on_the_wire([wire[0], wire[1], wire[3], wire[2]]) == []
 
 
-def _slow_tools(finished, sync_done):
+def _slow_tools(finished, sync_done, release):
+    """Two slow tools. The sync one's work ends only when `release` is set, so whether it finished
+    before the run was cut off is decided by the test, not by how fast the machine is."""
     @tool
     async def slow_async(query: str) -> str:
         """Search slowly (async)."""
-        await asyncio.sleep(5.0)
+        await asyncio.sleep(30)
         finished.append("slow_async")
         return "async result"
 
     @tool
     def slow_sync(query: str) -> str:
         """Search slowly (sync)."""
-        time.sleep(2.5)
+        release.wait(30)
         finished.append("slow_sync")
         sync_done.set()
         return "sync result"
@@ -250,16 +251,17 @@ SLOW = [[{"name": "slow_async", "args": {"query": "a"}}, {"name": "slow_sync", "
 def test_cancelling_ainvoke_from_outside_stops_async_tools_and_sync_threads_run_on():
     from langchain.agents import create_agent
 
-    finished, sync_done = [], threading.Event()
-    graph = create_agent(ScriptedChatModel(script=SLOW), _slow_tools(finished, sync_done),
+    finished, sync_done, release = [], threading.Event(), threading.Event()
+    graph = create_agent(ScriptedChatModel(script=SLOW), _slow_tools(finished, sync_done, release),
                          checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "t"}}
 
     async def run():
         with pytest.raises(TimeoutError):
-            # 2 s to reach the tools even on a loaded machine; the sync tool outlasts it whenever it starts
+            # 2 s to reach the tools even on a loaded machine
             await asyncio.wait_for(graph.ainvoke({"messages": [HumanMessage("go")]}, config), 2.0)
         right_after = list(finished)
+        release.set()  # the sync tool's work ends now, after the caller gave up
         assert await asyncio.to_thread(sync_done.wait, 10)
         return right_after, (await graph.aget_state(config))
 
@@ -291,13 +293,15 @@ def _timed_graph(tools, seconds, is_async=True):
 def test_a_node_timeout_on_the_tools_node_raises_and_cancels_the_same_way():
     from langgraph.errors import NodeTimeoutError
 
-    finished, sync_done = [], threading.Event()
-    graph = _timed_graph(_slow_tools(finished, sync_done), 1.0)
+    finished, sync_done, release = [], threading.Event(), threading.Event()
+    graph = _timed_graph(_slow_tools(finished, sync_done, release), 1.0)
     config = {"configurable": {"thread_id": "t"}}
 
     async def run():
         with pytest.raises(NodeTimeoutError, match="exceeded its run timeout"):
             await graph.ainvoke({"messages": [HumanMessage("go")]}, config)
+        assert finished == []
+        release.set()
         assert await asyncio.to_thread(sync_done.wait, 10)
         return await graph.aget_state(config)
 
@@ -308,7 +312,7 @@ def test_a_node_timeout_on_the_tools_node_raises_and_cancels_the_same_way():
 
 @lesson
 def test_a_node_timeout_is_refused_on_the_sync_path():
-    graph = _timed_graph(_slow_tools([], threading.Event()), 1.0, is_async=False)
+    graph = _timed_graph(_slow_tools([], threading.Event(), threading.Event()), 1.0, is_async=False)
     with pytest.raises(ValueError, match="Node timeouts are only supported for async nodes"):
         graph.invoke({"messages": [HumanMessage("go")]}, {"configurable": {"thread_id": "t"}})
 
