@@ -15,7 +15,8 @@ with page numbers, every lesson from a new page, then the labs' guide, the cheat
 attendees' pre-flight note; code and output lines wrap at the margin, and the outputs of cells
 tagged `answer` stay folded. Maintainer pages (the compatibility matrix, the benchmark tables, the
 instructor's kit) are in the site only. Each cheat sheet also prints on exactly one page
-(`cheatsheet-en.pdf`, `cheatsheet-zh.pdf`, `cheatsheet-agent-en.pdf`, `cheatsheet-agent-zh.pdf`), without the test ids the site shows. Printing is done by
+(`cheatsheet-en.pdf`, `cheatsheet-zh.pdf`, `cheatsheet-agent-en.pdf`, `cheatsheet-agent-zh.pdf`),
+without the test ids the site shows. Printing is done by
 headless Chromium through Playwright once the graphs are drawn. It needs Chromium
 (`/usr/bin/chromium`, or CHROMIUM=path), poppler (`pdfinfo`, `pdftotext`) and, for the Chinese
 cheat sheet, a CJK font (Debian: `apt-get install chromium poppler-utils fonts-noto-cjk`).
