@@ -14,6 +14,7 @@ from typing import Annotated
 
 import nbformat
 import pytest
+from lab_checks import accepted, rejected
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import InjectedToolCallId, StructuredTool, tool
 from langgraph.graph import END, START, MessagesState, StateGraph
@@ -21,27 +22,6 @@ from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.types import Command, Send, interrupt
 
 from helpers.labs import NAMES, SOLUTIONS, CheckFailed, lab05, lab06, lab08, solution_namespace, solution_text
-
-
-def accepted(exercise, namespace: dict, capsys) -> str:
-    exercise.check(namespace)
-    out = capsys.readouterr().out
-    assert f"✔ {exercise.key} passed" in out, out
-    return out
-
-
-def rejected(exercise, namespace: dict, *phrases: str) -> str:
-    """The check refuses `namespace` with a message holding every phrase (and never crashes)."""
-    with pytest.raises(CheckFailed) as info:
-        exercise.check(namespace)
-    message = str(info.value)
-    assert "not yet" in message, message
-    for phrase in phrases:
-        assert phrase in message, f"{phrase!r} missing from:\n{message}"
-    assert "Traceback" not in message, message
-    assert len(message.splitlines()) <= 25, message  # the verdict fits the first screen
-    return message
-
 
 # == lab 05 =============================================================================================
 SOL05 = solution_namespace("05")
