@@ -823,22 +823,25 @@ class Effects:
             self.done.append(value)
 
 
-def payment_tools(effects: Effects, service: dict) -> list[BaseTool]:
-    """`charge` (a payment that must happen once) and `notify` (down while `service['up']` is False)."""
+def payment_tools(effects: Effects, service: dict, saved: threading.Event | None = None) -> list[BaseTool]:
+    """`charge` (a payment that must happen once) and `notify` (down while `service['up']` is False).
 
-    charged = threading.Event()
+    With `saved` (set by `_ChargeSaver` once `charge`'s answer is in the checkpointer), `notify` raises
+    only after that: a crashed `create_agent` step then always keeps `charge`'s answer. Waiting for
+    `charge` to return is not enough. A sibling that finishes while the failed step is shutting down
+    loses its answer (its write is submitted to an executor already shut down: `RuntimeError: cannot
+    schedule new futures after shutdown` in the log), and then `repair` would see another thread.
+    """
 
     def charge(amount: int) -> str:
         effects.add(f"charge {amount}")
-        charged.set()
         return f"charged {amount}"
 
     def notify(user: str) -> str:
         effects.add(f"notify {user}")
         if not service["up"]:
-            # the batch's charge finishes first, whatever order the threads run in: a crashed
-            # create_agent step then always keeps its answer
-            charged.wait(2.0)
+            if saved is not None:
+                saved.wait(5.0)
             raise ConnectionError("notification service is down")
         return f"notified {user}"
 
@@ -847,6 +850,20 @@ def payment_tools(effects: Effects, service: dict) -> list[BaseTool]:
         StructuredTool.from_function(charge, description="Charge the customer.", args_schema=charge_schema),
         StructuredTool.from_function(notify, description="Notify the user.", args_schema=notify_schema),
     ]
+
+
+class _ChargeSaver(InMemorySaver):
+    """An `InMemorySaver` that sets `saved` once a `charge` answer is written (see `payment_tools`)."""
+
+    def __init__(self, saved: threading.Event) -> None:
+        super().__init__()
+        self.saved = saved
+
+    def put_writes(self, config: Any, writes: Any, task_id: str, task_path: str = "") -> None:
+        super().put_writes(config, writes, task_id, task_path)
+        values = [v for _, value in writes for v in (value if isinstance(value, list) else [value])]
+        if any(isinstance(v, ToolMessage) and v.name == "charge" for v in values):
+            self.saved.set()
 
 
 @functools.cache
@@ -935,10 +952,12 @@ def _repair_case(repair: Any, rng: random.Random, kind: str) -> None:
     endpoint, llm = wire["endpoint"], wire["llm"]
     wire["current"]["turns"] = [*crashed, *replies]
     effects, service = Effects(), {"up": kind == "healthy"}
-    tools = payment_tools(effects, service)
     if kind == "create_agent":
-        graph = create_agent(llm, tools, checkpointer=InMemorySaver())
+        saved = threading.Event()
+        tools = payment_tools(effects, service, saved)
+        graph = create_agent(llm, tools, checkpointer=_ChargeSaver(saved))
     else:
+        tools = payment_tools(effects, service)
         bound = llm.bind_tools(list(_payment_wire()))  # the same request as `bind_tools(tools)`
         graph = tool_loop(bound, tools).builder.compile(checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": f"lab12-{uuid.uuid4().hex[:8]}"}}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from typing import Annotated
 
 import pytest
@@ -40,6 +41,7 @@ def _tools(effects, service):
         """Notify the user."""
         effects.append(f"notify {user}")
         if not service["up"]:
+            time.sleep(0.1)  # as in the lesson: `charge`'s answer is saved before the failure stops the step
             raise ConnectionError("notification service is down")
         return f"notified {user}"
 
