@@ -114,11 +114,13 @@ lint: setup ## ruff over the package, tests and scripts
 
 # One universal lock: every platform (Linux, macOS, Windows) and Python 3.11-3.13, each pin with the
 # marker that says where it applies, one version per package, existing pins kept unless the input moves
-# them. Then every pinned file is checked to exist for each platform and Python (scripts/check_lock.py).
+# them; scripts/lock-overrides.txt leaves out what the course never uses and costs every process
+# time. Then every pinned file is checked to exist for each platform and Python (scripts/check_lock.py).
 lock: setup ## re-resolve requirements.txt for every platform, then check every file exists (needs the index)
 	@test -x $(VENV)/bin/uv || $(call PIP_INSTALL,uv==$(UV_VERSION))
 	$(VENV)/bin/uv pip compile scripts/requirements.in --universal --python-version 3.11 --fork-strategy fewest \
-	  --no-header --no-annotate --no-emit-package toolnode-lab -q -o requirements.txt
+	  --override scripts/lock-overrides.txt --no-header --no-annotate --no-emit-package toolnode-lab -q \
+	  -o requirements.txt
 	{ echo "# The exact tested set for Linux, macOS and Windows, Python 3.11-3.13 (markers say where a pin applies)."; \
 	  echo "# Regenerate with 'make lock' (from scripts/requirements.in); no index URLs."; \
 	  echo "# Install: pip install -r requirements.txt -e ."; grep -v '^#' requirements.txt; } > requirements.txt.new

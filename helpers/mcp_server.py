@@ -79,9 +79,10 @@ def main() -> None:
 
     Taught in `notebooks/10_mcp_tools.ipynb`.
     """
-    # `mcp` imports jsonschema, which compiles an IRI grammar at import time when the optional
-    # `rfc3987-syntax` package is installed (JupyterLab brings it). This server validates no IRIs,
-    # and skipping that import makes each start about a second faster.
+    # `mcp` imports jsonschema, which builds IRI grammars at import time when the optional
+    # `rfc3987-syntax` package is installed. The lock leaves it out (scripts/lock-overrides.txt), but
+    # a plain `pip install -r requirements.txt` brings it back with JupyterLab's dependencies. This
+    # server validates no IRIs, and skipping that import makes each start seconds faster there.
     sys.modules.setdefault("rfc3987_syntax", None)
     build_server().run("stdio")
 

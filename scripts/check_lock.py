@@ -33,6 +33,18 @@ from helpers.platforms import SUPPORTED_PYTHONS, TARGETS, canonical, read_lock  
 SDIST_OK: dict[str, str] = {}
 
 
+def left_out() -> set[str]:
+    """The packages scripts/lock-overrides.txt leaves out of the lock (an override whose marker is
+    never true): a dependency on one of them is not a gap in the set."""
+    names = set()
+    for line in (ROOT / "scripts" / "lock-overrides.txt").read_text(encoding="utf-8").splitlines():
+        line = line.split("#")[0].strip()
+        if line and (requirement := Requirement(line)).marker is not None:
+            if not any(requirement.marker.evaluate({"python_version": v}) for v in SUPPORTED_PYTHONS):
+                names.add(canonical(requirement.name))
+    return names
+
+
 def roots() -> list[Requirement]:
     """What the lock exists for: the package, its course extra, and requirements.in's own lines."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
@@ -87,10 +99,11 @@ def closure_problems(pins: dict[str, str], report: dict, environment: dict[str, 
     problems: list[str] = []
     reached: dict[str, set[str]] = {}
     queue = [(r, "requirements.in / pyproject.toml") for r in roots()]
+    skipped = left_out()
     while queue:
         requirement, wanted_by = queue.pop()
         name = canonical(requirement.name)
-        if name == "toolnode-lab":
+        if name == "toolnode-lab" or name in skipped:
             continue
         if name not in pins:
             problems.append(f"{name} (needed by {wanted_by}) is not pinned for this platform")

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -142,6 +144,20 @@ def test_installed_versions_match_the_pins():
 
     check = check_pins(ROOT / "requirements.txt")
     assert check.ok, f"{check.detail} — fix: {check.fix}"
+
+
+def test_the_lock_leaves_out_the_iri_checker_so_importing_jsonschema_builds_no_grammars():
+    overrides = (ROOT / "scripts" / "lock-overrides.txt").read_text(encoding="utf-8")
+    assert 'rfc3987-syntax ; python_version < "0"' in overrides
+    assert "--override scripts/lock-overrides.txt" in (ROOT / "Makefile").read_text(encoding="utf-8")
+    names = {pin.name for pin in read_lock()}
+    assert not names & {"rfc3987-syntax", "lark"}, "re-run `make lock`: the override keeps them out"
+    probe = "import sys, jsonschema; print('rfc3987_syntax' in sys.modules, 'lark' in sys.modules)"
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert run.stdout.split() == ["False", "False"], (
+        f"importing jsonschema loaded the IRI checker ({run.stdout.strip()}): run `make setup`, which "
+        f"removes what the lock leaves out\n{run.stderr[-500:]}"
+    )
 
 
 def test_jupyterlab_offline_settings_turn_off_both_network_features():
