@@ -70,16 +70,6 @@ def failure_note(nodeid: str, lesson: str | None, timing: bool) -> tuple[str, st
 
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config, items):
-    """Under `--dist loadgroup` (`make test`), the cells of one notebook share one kernel and run in
-    order, so each notebook is one group, run by one worker; every other test goes to whichever worker
-    is free (a module whose tests share a costly fixture names its own group)."""
-    for item in items:
-        if item.path.suffix == ".ipynb":
-            item.add_marker(pytest.mark.xdist_group(str(item.path.relative_to(ROOT))))
-
-
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield

@@ -36,8 +36,6 @@ from helpers.timing import CallRecorder
 from helpers.tools import make_city_tools
 
 lesson = pytest.mark.lesson("10_mcp_tools")
-# one worker runs the module: its scenarios share one server session (`observed`)
-pytestmark = pytest.mark.xdist_group("test_10_mcp_tools")
 
 LC_ID = re.compile(r"lc_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 SIX = [(name, city) for city in ("Paris", "London", "Tokyo")
