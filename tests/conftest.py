@@ -21,7 +21,7 @@ from helpers.nbtools import OFFLINE_ENV_UNSET, saved_lesson_note
 ROOT = Path(__file__).resolve().parent.parent
 
 # The handout's browser tests run only through `make handout-test` (they build the site and drive
-# Chromium: too slow for the 90-second suite); plain `pytest` does not collect them.
+# Chromium: minutes on their own); plain `pytest` does not collect them.
 collect_ignore_glob = [] if os.environ.get("TOOLNODE_LAB_HANDOUT_TEST") == "1" else ["handout/test_*.py"]
 
 
