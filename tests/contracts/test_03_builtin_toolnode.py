@@ -235,12 +235,13 @@ def test_graph_invoke_config_max_concurrency_reaches_the_node():
 
 
 @pytest.mark.lesson(LESSON)
-@pytest.mark.timing  # all of a wave must start before the first call of 0.1 s ends
 def test_graph_invoke_max_concurrency_keyword_is_silently_ignored():
-    recorder = CallRecorder()
-    node, request = timed(4, "sync", recorder)
+    # proven by events, not the clock: three calls meet at a rendezvous, which a limit of 2 would
+    # never let happen (each call would then give up after the gate's timeout, unopened)
+    recorder, gate = CallRecorder(), Rendezvous(3)
+    node, request = timed(4, "sync", recorder, gate=gate)
     graph_of(node).invoke({"messages": request}, max_concurrency=2)
-    assert recorder.max_in_flight() > 2
+    assert gate.opened and recorder.max_in_flight() > 2
 
 
 @pytest.mark.lesson(LESSON)
