@@ -114,14 +114,22 @@ class Probe:
 
 
 _SCHEMAS: dict[tuple[str, str], Any] = {}
+_SCHEMAS_LOCK = threading.Lock()
 
 
 def _schema(name: str, body: Any) -> Any:
-    """The args schema of a tool `name` with `body`'s signature (built once: pydantic is slow)."""
+    """The args schema of a tool `name` with `body`'s signature (built once: pydantic is slow).
+
+    Built under a lock: langchain-core silences a pydantic deprecation warning around the build with
+    `warnings.catch_warnings()`, which is not thread-safe, so two checks building schemas in two
+    threads at once could let the warning through (as an error where warnings are errors).
+    """
     key = (name, str(inspect.signature(body)))
-    if key not in _SCHEMAS:
-        _SCHEMAS[key] = StructuredTool.from_function(coroutine=body, name=name, description=name).args_schema
-    return _SCHEMAS[key]
+    with _SCHEMAS_LOCK:
+        if key not in _SCHEMAS:
+            tool = StructuredTool.from_function(coroutine=body, name=name, description=name)
+            _SCHEMAS[key] = tool.args_schema
+        return _SCHEMAS[key]
 
 
 SEARCH_NAMES = ("slow_search", "web_search", "search_archive", "deep_search", "crawl_pages")
