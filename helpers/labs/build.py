@@ -239,6 +239,9 @@ def run_notebook(path: Path, nb: nbformat.NotebookNode | None = None) -> nbforma
         kernel_name="python3",
         allow_errors=True,
         interrupt_on_timeout=True,
+        # no per-cell timestamps: a grade needs none, and nbclient makes them with
+        # datetime.utcnow(), deprecated since Python 3.12 (an error where warnings are errors)
+        record_timing=False,
         error_on_timeout={
             "ename": "CellTimeout",
             "evalue": "the cell did not finish in time",
