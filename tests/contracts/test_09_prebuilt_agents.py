@@ -8,6 +8,7 @@ lesson 04's hand-wired `tools_condition` loop (one ToolNode batch) running the s
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import operator
 import sys
@@ -454,12 +455,8 @@ def crash_then_retry(which):
 def test_agent_keeps_a_sync_siblings_result_when_a_call_raises():
     # a sibling that finished well before its neighbour failed: its ToolMessage is saved, even with
     # Python switching threads as often as it can, and a retry re-runs only the failed call
-    previous = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
+    with switching_threads_as_often_as_python_can():
         outcomes = [crash_then_retry("agent") for _ in range(5)]
-    finally:
-        sys.setswitchinterval(previous)
     assert all(o[0] == ["human", "ai", "tool"] for o in outcomes), [o[0] for o in outcomes]
     saved, runs, final = crash_then_retry("agent")
     assert saved == ["human", "ai", "tool"]
@@ -467,14 +464,24 @@ def test_agent_keeps_a_sync_siblings_result_when_a_call_raises():
     assert final == "Paris: sunny, 25 °C; Paris: light traffic"
 
 
-@lesson
-def test_under_invoke_the_failure_surfaces_only_after_a_slow_sibling_finished():
-    finished = {}
+@contextlib.contextmanager
+def switching_threads_as_often_as_python_can():
+    """`sys.setswitchinterval(1e-6)` for the block: forces thread interleavings a test wants to meet."""
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(previous)
 
+
+def weather_beside_a_failure(delay, finished):
+    """An agent whose turn runs a weather lookup of `delay` s (recording when it ended in `finished`)
+    beside a traffic lookup that raises at once."""
     @tool
-    def slow_weather(city: str) -> str:
-        """Look up today's weather for a city, slowly."""
-        time.sleep(0.3)
+    def weather(city: str) -> str:
+        """Look up today's weather for a city, after a delay."""
+        time.sleep(delay)
         finished["at"] = time.perf_counter()
         return weather_report(city)
 
@@ -483,10 +490,15 @@ def test_under_invoke_the_failure_surfaces_only_after_a_slow_sibling_finished():
         """Look up live traffic for a city (its service is down)."""
         raise ConnectionError(f"traffic service unreachable for {city}")
 
-    calls = [{"name": "slow_weather", "args": {"city": "Paris"}},
+    calls = [{"name": "weather", "args": {"city": "Paris"}},
              {"name": "broken_traffic", "args": {"city": "Paris"}}]
-    graph = agent_for([calls, tool_results_summary], [slow_weather, broken_traffic],
-                      checkpointer=InMemorySaver())
+    return agent_for([calls, tool_results_summary], [weather, broken_traffic], checkpointer=InMemorySaver())
+
+
+@lesson
+def test_under_invoke_the_failure_surfaces_only_after_a_slow_sibling_finished():
+    finished = {}
+    graph = weather_beside_a_failure(0.3, finished)
     with pytest.raises(ConnectionError):
         graph.invoke(QUESTION, THREAD)
     raised_at = time.perf_counter()
@@ -499,32 +511,14 @@ def test_a_sibling_finishing_as_the_step_fails_can_lose_its_answer(caplog):
     # the sibling finishes while the failed step shuts down: its on_done callback submits the write to
     # an executor already shut down. Forced often by switching threads as often as Python can; one
     # loss in 40 runs is enough (observed about 1 in 4; all kept would be 0.75**40, about 1e-5)
-    @tool
-    def quick_weather(city: str) -> str:
-        """Look up today's weather for a city, a little slowly."""
-        time.sleep(0.02)
-        return weather_report(city)
-
-    @tool
-    def broken_traffic(city: str) -> str:
-        """Look up live traffic for a city (its service is down)."""
-        raise ConnectionError(f"traffic service unreachable for {city}")
-
-    calls = [{"name": "quick_weather", "args": {"city": "Paris"}},
-             {"name": "broken_traffic", "args": {"city": "Paris"}}]
     kept = []
-    previous = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
+    with switching_threads_as_often_as_python_can():
         for run in range(40):
-            graph = agent_for([calls, tool_results_summary], [quick_weather, broken_traffic],
-                              checkpointer=InMemorySaver())
+            graph = weather_beside_a_failure(0.02, {})
             thread = {"configurable": {"thread_id": f"race-{run}"}}
             with pytest.raises(ConnectionError):
                 graph.invoke(QUESTION, thread)
             kept.append(types(graph.get_state(thread).values["messages"]) == ["human", "ai", "tool"])
-    finally:
-        sys.setswitchinterval(previous)
     assert not all(kept), "every answer was kept in 40 forced races"
     assert "cannot schedule new futures after shutdown" in caplog.text
 
