@@ -223,13 +223,15 @@ def default_pool_size() -> int:
 
 
 class Rendezvous:
-    """Hold each call until `parties` calls have arrived, then let every call through, for good.
+    """Hold each call until `parties` calls are waiting here together, then let every call through.
 
     A test that claims "`k` calls run at once" can make the calls wait here: if the runner really
-    runs `k` at once, the `k`-th arrival opens the gate and nothing depends on the clock; if it runs
-    fewer, nobody opens it and each call gives up after `timeout` seconds (`opened` stays False),
-    so the test fails with a count instead of hanging. Works from threads (`wait`) and from
-    coroutines on an event loop (`await gate.wait_async()`), even mixed.
+    runs `k` at once, the `k`-th of them to arrive opens the gate and nothing depends on the clock;
+    if it runs fewer, nobody opens it and each call gives up after `timeout` seconds (`opened`
+    stays False), so the test fails with a count instead of hanging. A call that gave up no longer
+    counts, so calls that arrive one after another never open it. Once open, it stays open. Works
+    from threads (`wait`) and from coroutines on an event loop (`await gate.wait_async()`), even
+    mixed.
 
     Example:
         ```python
@@ -248,24 +250,37 @@ class Rendezvous:
         self.parties = parties
         self.timeout = timeout
         self.arrived = 0
+        """Every call that ever arrived, including those that gave up."""
+        self.most_waiting = 0
+        """The most calls that were waiting here at one moment."""
+        self._waiting = 0
         self._open = threading.Event()
         self._lock = threading.Lock()
 
     @property
     def opened(self) -> bool:
-        """True once `parties` calls had arrived together."""
+        """True once `parties` calls were waiting here at the same moment."""
         return self._open.is_set()
 
     def _arrive(self) -> None:
         with self._lock:
             self.arrived += 1
-            if self.arrived >= self.parties:
+            self._waiting += 1
+            self.most_waiting = max(self.most_waiting, self._waiting)
+            if self._waiting >= self.parties:
                 self._open.set()
+
+    def _leave(self) -> bool:
+        with self._lock:
+            if not self._open.is_set():
+                self._waiting -= 1  # gave up: it no longer counts towards opening the gate
+            return self._open.is_set()
 
     def wait(self) -> bool:
         """Arrive and block this thread until the gate opens (or `timeout`); True if it opened."""
         self._arrive()
-        return self._open.wait(self.timeout)
+        self._open.wait(self.timeout)
+        return self._leave()
 
     async def wait_async(self) -> bool:
         """Arrive and wait without blocking the event loop; True if the gate opened in time."""
@@ -273,4 +288,4 @@ class Rendezvous:
         deadline = time.perf_counter() + self.timeout
         while not self._open.is_set() and time.perf_counter() < deadline:
             await asyncio.sleep(0.002)
-        return self._open.is_set()
+        return self._leave()

@@ -146,6 +146,22 @@ def test_rendezvous_gives_up_after_its_timeout_when_too_few_arrive():
     assert not gate.opened and gate.arrived == 1
 
 
+def test_rendezvous_stays_shut_for_calls_that_arrive_one_after_another():
+    gate = Rendezvous(2, timeout=0.05)
+    assert [gate.wait(), gate.wait()] == [False, False]
+    assert not gate.opened and gate.arrived == 2 and gate.most_waiting == 1
+
+
+def test_rendezvous_stays_shut_for_coroutines_that_arrive_one_after_another():
+    gate = Rendezvous(2, timeout=0.05)
+
+    async def main():
+        return [await gate.wait_async(), await gate.wait_async()]
+
+    assert asyncio.run(main()) == [False, False]
+    assert not gate.opened and gate.most_waiting == 1
+
+
 def test_rendezvous_works_for_coroutines_on_one_loop():
     gate = Rendezvous(4, timeout=5)
 

@@ -8,6 +8,7 @@ import os
 import sys
 import threading
 import time
+import warnings
 
 import pytest
 from langchain_core.tools import StructuredTool, ToolException, tool
@@ -157,7 +158,7 @@ def test_sync_invoke_runs_the_default_pool_size_at_once():
     recorder, gate = CallRecorder(), Rendezvous(POOL)
     node, request = timed(POOL + 1, "sync", recorder, gate)
     node.invoke(request, runtime=Runtime())
-    assert gate.opened, f"only {gate.arrived} calls ran at once; the default pool has {POOL} threads"
+    assert gate.opened, f"at most {gate.most_waiting} calls ran at once; the default pool has {POOL} threads"
     assert recorder.max_in_flight() == POOL
     assert len(recorder.workers()) == POOL, "one pool of the default size"
     assert waited_for_a_free_thread(recorder) == [f"t{POOL:02d}"], "the last call waited for a thread"
@@ -220,27 +221,73 @@ def test_sync_pool_is_a_sliding_window_a_freed_thread_takes_the_next_call():
 
 @pytest.mark.lesson(LESSON)
 def test_max_concurrency_in_the_config_sizes_the_pool():
-    recorder = CallRecorder()
-    node, request = timed(4, "sync", recorder)
+    # the gate holds the first calls until two run together, so a stall cannot serialise them
+    recorder, gate = CallRecorder(), Rendezvous(2)
+    node, request = timed(4, "sync", recorder, gate)
     node.invoke(request, config={"max_concurrency": 2}, runtime=Runtime())
-    assert recorder.max_in_flight() == 2
+    assert gate.opened and recorder.max_in_flight() == 2
 
 
 @pytest.mark.lesson(LESSON)
 def test_graph_invoke_config_max_concurrency_reaches_the_node():
-    recorder = CallRecorder()
-    node, request = timed(4, "sync", recorder)
+    recorder, gate = CallRecorder(), Rendezvous(2)
+    node, request = timed(4, "sync", recorder, gate)
     graph_of(node).invoke({"messages": request}, config={"max_concurrency": 2})
-    assert recorder.max_in_flight() == 2
+    assert gate.opened and recorder.max_in_flight() == 2
+
+
+@pytest.mark.lesson(LESSON)
+def test_graph_with_config_max_concurrency_reaches_the_node():
+    recorder, gate = CallRecorder(), Rendezvous(2)
+    node, request = timed(4, "sync", recorder, gate)
+    graph_of(node).with_config(max_concurrency=2).invoke({"messages": request})
+    assert gate.opened and recorder.max_in_flight() == 2
+
+
+def _run_graph(how, graph, state, **kwargs):
+    if how == "invoke":
+        return graph.invoke(state, **kwargs)
+    if how == "ainvoke":
+        return asyncio.run(graph.ainvoke(state, **kwargs))
+    return list(graph.stream(state, **kwargs))
+
+
+def _keyword_ignored(how):
+    # proven by events, not the clock: three calls wait together at a rendezvous, which a limit of
+    # 2 would never let happen (each call would then give up after the gate's timeout, unopened)
+    recorder, gate = CallRecorder(), Rendezvous(3)
+    node, request = timed(4, "sync", recorder, gate=gate)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _run_graph(how, graph_of(node), {"messages": request}, max_concurrency=2)
+    assert gate.opened and recorder.max_in_flight() > 2
 
 
 @pytest.mark.lesson(LESSON)
 def test_graph_invoke_max_concurrency_keyword_is_silently_ignored():
-    # proven by events, not the clock: three calls meet at a rendezvous, which a limit of 2 would
-    # never let happen (each call would then give up after the gate's timeout, unopened)
+    _keyword_ignored("invoke")
+
+
+@pytest.mark.lesson(LESSON)
+@pytest.mark.parametrize("how", ["ainvoke", "stream"])
+def test_graph_ainvoke_and_stream_ignore_the_max_concurrency_keyword(how):
+    _keyword_ignored(how)
+
+
+@pytest.mark.lesson(LESSON)
+@pytest.mark.parametrize("how", ["invoke", "ainvoke", "stream"])
+def test_graph_accepts_any_unknown_keyword_without_a_warning(how):
+    node, request = timed(1, "sync", CallRecorder())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _run_graph(how, graph_of(node), {"messages": request}, no_such_option=1)
+
+
+@pytest.mark.lesson(LESSON)
+def test_graph_ignores_max_concurrency_nested_in_configurable():
     recorder, gate = CallRecorder(), Rendezvous(3)
     node, request = timed(4, "sync", recorder, gate=gate)
-    graph_of(node).invoke({"messages": request}, max_concurrency=2)
+    graph_of(node).invoke({"messages": request}, config={"configurable": {"max_concurrency": 2}})
     assert gate.opened and recorder.max_in_flight() > 2
 
 
@@ -266,7 +313,7 @@ def test_sync_tools_under_ainvoke_run_in_the_default_thread_pool():
     recorder, gate = CallRecorder(), Rendezvous(POOL)
     node, request = timed(POOL + 1, "sync", recorder, gate)
     asyncio.run(node.ainvoke(request, config={"max_concurrency": 2}, runtime=Runtime()))
-    assert gate.opened, f"only {gate.arrived} calls ran at once; the loop's default pool has {POOL} threads"
+    assert gate.opened, f"at most {gate.most_waiting} ran at once; the loop's default pool has {POOL} threads"
     assert recorder.max_in_flight() == POOL, "the loop's pool bounds them; max_concurrency does not"
     assert len(recorder.workers()) == POOL
     assert all(worker.startswith("asyncio_") for worker in recorder.workers()), "the loop's default executor"

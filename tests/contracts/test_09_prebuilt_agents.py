@@ -92,7 +92,7 @@ def timed_run(which, kind, n, *, call="ainvoke", max_concurrency=None, gate=None
     else:
         asyncio.run(graph.ainvoke(QUESTION, config))
     if gate is not None:
-        assert gate.opened, f"only {gate.arrived} calls ran at once, {gate.parties} expected"
+        assert gate.opened, f"at most {gate.most_waiting} calls ran at once, {gate.parties} expected"
     return recorder
 
 
