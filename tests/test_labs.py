@@ -826,6 +826,41 @@ class WaitNoCancel(TaskGroupWait):
             return self.error(call, f"Error: {exc!r}")
 
 
+class OwnDeadline(Base):
+    """`asyncio.timeout(1.0)`: a deadline of its own, whatever `timeout` the node was built with."""
+
+    def __init__(self, tools, *, timeout=None, max_concurrency=None):
+        super().__init__(tools, timeout=1.0, max_concurrency=max_concurrency)
+
+
+class DefaultDeadline(Base):
+    """`self.timeout or 0.5`: a deadline of its own when the node is built with `timeout=None`."""
+
+    def __init__(self, tools, *, timeout=None, max_concurrency=None):
+        super().__init__(tools, timeout=timeout or 0.5, max_concurrency=max_concurrency)
+
+
+def derived_deadline(rule):
+    """A node whose deadline is `rule(self.timeout)` (None passed through): a number of its own."""
+
+    class Derived(Base):
+        async def run(self, tool, call):
+            limit = None if self.timeout is None else rule(self.timeout)
+            try:
+                async with asyncio.timeout(limit) as scope:
+                    return ToolMessage(
+                        str(await tool.ainvoke(call["args"])), name=call["name"], tool_call_id=call["id"]
+                    )
+            except TimeoutError as exc:
+                if scope.expired():
+                    return self.error(call, f"Error: {call['name']} took longer than {limit} s.")
+                return self.error(call, f"Error: {exc!r}")
+            except Exception as exc:
+                return self.error(call, f"Error: {exc!r}")
+
+    return Derived
+
+
 class EveryAIMessage(Base):
     def calls(self, state):
         return [c for m in state["messages"] if isinstance(m, AIMessage) for c in m.tool_calls]
@@ -934,6 +969,7 @@ def quick_lab02(monkeypatch):
     """A shorter deadline and hang for the suite (a correct call takes 0.02 s)."""
     monkeypatch.setattr(lab02, "TIMEOUT", 0.6)
     monkeypatch.setattr(lab02, "HANG", 1.8)
+    monkeypatch.setattr(lab02, "NO_DEADLINE", 0.8)  # above the largest deadline drawn (0.66 s)
     monkeypatch.setattr(core, "LIMIT", 3.0)
 
 
@@ -941,6 +977,8 @@ def test_lab02_accepts_correct_alternatives_and_names_each_wrong_answer(quick_la
     answers = {
         "hangs": Hangs,
         "ignores timeout": IgnoresTimeout,
+        "a deadline of its own": OwnDeadline,
+        "a default deadline for timeout=None": DefaultDeadline,
         "asyncio.timeout + expired()": Base,
         "TaskGroup + asyncio.wait, cancelled": TaskGroupWait,
         "a closure, other wording": closure_node,
@@ -978,6 +1016,8 @@ def test_lab02_accepts_correct_alternatives_and_names_each_wrong_answer(quick_la
             "substring trick": ("a tool ran for an unknown name", "merely contains"),
             "off-by-one semaphore": ("fewer than the limit: an off-by-one",),
             "ignores timeout": ("the node ignored `timeout`",),
+            "a deadline of its own": ("must be the node's `timeout`", "not a number of your own"),
+            "a default deadline for timeout=None": ("no call is cut off", "a default of your own"),
             "wait_for + except TimeoutError": ("catches the tool's own TimeoutError too", "scope.expired()"),
             "asyncio.wait, never cancelled": ("answered but never cancelled", "only stops WAITING"),
             "answers every AIMessage": ("answer only the LAST message's tool calls, not every AIMessage",),
@@ -1008,6 +1048,23 @@ def test_lab02_a_node_without_a_deadline_cannot_answer_the_hanging_tool_by_name(
     assert_verdicts(
         verdicts(lab02.check_node, {"by name": NamesTheHangingTool}),
         {"by name": ("the node ignored `timeout`",)},
+    )
+
+
+def test_lab02_a_deadline_derived_from_timeout_is_not_the_timeout(monkeypatch):
+    # the check's own deadline (about 1 s): the bounds are set for it
+    monkeypatch.setattr(lab02, "HANG", 2.5)
+    answers = {
+        "twice the timeout": derived_deadline(lambda t: t * 2),
+        "half the timeout": derived_deadline(lambda t: t / 2),
+        "at most 0.5 s": derived_deadline(lambda t: min(t, 0.5)),
+        "at least 0.5 s": derived_deadline(lambda t: max(t, 0.5)),
+        "the timeout itself": derived_deadline(lambda t: t),
+    }
+    wrong = ("must be the node's `timeout`", "or one derived from it")
+    assert_verdicts(
+        verdicts(lab02.check_node, answers),
+        {**{name: wrong for name in answers if name != "the timeout itself"}, "the timeout itself": ()},
     )
 
 

@@ -40,6 +40,12 @@ TIMEOUT = 1.0
 0.3 s stall of a machine whose cores are both busy."""
 HANG = 3.0
 """Seconds the hanging tool waits: far beyond the deadline, so a node that ignores it is seen."""
+SHORTER = 10
+"""A second node gets `timeout / SHORTER`: its hanging call must be cut that much sooner, so a
+deadline of the learner's own (a number, not `self.timeout`) is seen."""
+NO_DEADLINE = 1.5
+"""Seconds a slow call takes in the `timeout=None` case: it must be waited for, not cut. Above the
+largest deadline drawn (1.1 s), so `self.timeout or 1.0` is seen; a default above 1.5 s is not."""
 LESSON = "02_custom_async_tool_node"
 GATEWAY_MESSAGE = "upstream gateway timed out (the tool's own error)"
 NODE = section(LESSON, "4. Production-minded: `CustomAsyncToolNode`")
@@ -474,6 +480,34 @@ def check_node(MyToolNode: Any) -> str:  # noqa: N803 - the learner's class name
                 observed=_state(good),
                 where=DEADLINE,
             )
+        # the deadline is the node's own `timeout`: a node built with a much shorter one cuts sooner
+        short = round(timeout / SHORTER, 3)
+        local = Probe()
+        fresh = make_tools(local, nonce=nonce, search=name)
+        quick = run_learner(MyToolNode, fresh, timeout=short, name="MyToolNode")
+        alone = Batch(rng, [(name, {"query": "tea"})])
+        _outcome(quick, local, [HumanMessage("go"), alone.ai], alone.ids, limit=HANG + core.LIMIT)
+        cut = search.end - search.start
+        rerun = next((r for r in local.runs if r.tool == name), None)
+        cut_short = None if rerun is None or rerun.end is None else rerun.end - rerun.start
+        # margins: a stall of the machine (0.3 s) between the deadline's start and the tool's can shorten
+        # a cut by as much, and one after it lengthen it; two stalls are allowed on the long run
+        if (
+            rerun is None
+            or rerun.outcome != "cancelled"
+            or not timeout - 0.35 <= cut <= timeout + 0.6
+            or cut_short > short + 0.35
+        ):
+            raise fail(
+                "the deadline must be the node's `timeout`",
+                expected=f"the hanging call cut after about {timeout:g} s with timeout={timeout:g}, and "
+                f"after about {short:g} s with timeout={short:g}",
+                observed=f"cut after {cut:.2f} s, and then "
+                + (f"{rerun.outcome} after {cut_short:.2f} s" if cut_short is not None else "never run"),
+                where=DEADLINE,
+                why="use the `timeout` the node was built with (`self.timeout`), not a number of your own "
+                "or one derived from it",
+            )
 
     cases.run(f"a hanging call is cancelled at the deadline ({timeout:g} s)", hanging)
 
@@ -508,6 +542,28 @@ def check_node(MyToolNode: Any) -> str:  # noqa: N803 - the learner's class name
                 )
 
     cases.run("the tool's own TimeoutError is the tool's error, not the deadline", own_timeout)
+
+    # 4b. timeout=None: no deadline at all
+    def no_deadline() -> None:
+        local = Probe()
+        fresh = make_tools(local, nonce=nonce, hang=NO_DEADLINE, search=search_name)
+        subject = run_learner(MyToolNode, fresh, name="MyToolNode")
+        batch = Batch(rng, [(search_name, {"query": "tea"})])
+        got = _outcome(subject, local, [HumanMessage("go"), batch.ai], batch.ids)
+        run = next((r for r in local.runs if r.tool == search_name), None)
+        answer = got.messages[0]
+        if run is None or run.outcome != "returned" or answer.status == "error":
+            raise fail(
+                "with timeout=None no call is cut off",
+                expected=f"{search_name} runs its {NO_DEADLINE:g} s and is answered with its result",
+                observed=f"{search_name} " + ("never ran" if run is None else f"ended as {run.outcome!r}")
+                + f"; answered {_state(answer)}",
+                where=DEADLINE,
+                why="`timeout=None` means no deadline (`asyncio.timeout(None)` never expires): do not put "
+                "a default of your own in its place",
+            )
+
+    cases.run(f"with timeout=None a {NO_DEADLINE:g} s call is waited for", no_deadline)
 
     # 5. many calls at once
     def together() -> None:
@@ -548,14 +604,21 @@ def check_node(MyToolNode: Any) -> str:  # noqa: N803 - the learner's class name
                 observed=f"{peak} in flight at once",
                 where=LIMITED,
                 why=(
-                    f"all {3 * k} ran at once: no limit was applied (no semaphore, or a new Semaphore per "
-                    "call, which limits nothing)"
+                    f"all {3 * k} ran at once: no limit was applied (no semaphore, a new Semaphore per "
+                    "call, which limits nothing, or the whole `gather` inside one `async with`)"
                     if peak == 3 * k
                     else "more than the limit: is the semaphore shared by every call of the run?"
                     if peak > k
+                    else "fewer than the limit: an off-by-one (`Semaphore(max_concurrency - 1)`?), or one "
+                    "call at a time (a `Semaphore(1)` of your own, or the calls awaited one by one)"
+                    if peak == 1 == k - 1
                     else "fewer than the limit: an off-by-one (`Semaphore(max_concurrency - 1)`?)"
                     if peak == k - 1
-                    else "the calls ran (almost) one by one: is the whole batch inside one `async with`?"
+                    else "one call at a time: a `Semaphore(1)` of your own, or the calls awaited one by one "
+                    "instead of gathered"
+                    if peak == 1
+                    else f"fewer than the limit: {peak} of {k} at once — a limit of your own in place of "
+                    "`max_concurrency`?"
                 ),
             )
 
@@ -657,8 +720,9 @@ def check_node(MyToolNode: Any) -> str:  # noqa: N803 - the learner's class name
 
     cases.run("two turns of a StateGraph: only the last message's calls answered", in_a_graph)
     return cases.result(
-        f"all {len(cases.items)} cases passed: allow-list, errors, a deadline that cancels, the tool's own "
-        "TimeoutError, 12 calls together, a concurrency limit per run, two graph turns."
+        f"all {len(cases.items)} cases passed: allow-list, errors, a deadline that cancels (the node's own), "
+        "the tool's own TimeoutError, none with timeout=None, 12 calls together, a concurrency limit per "
+        "run, two graph turns."
     )
 
 
