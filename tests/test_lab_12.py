@@ -505,8 +505,12 @@ class Repairer:  # a class, another wording, the tool's name on each answer
         SOL["repair"],
         insert_where_missing,
         Repairer("The tool step crashed; this call may or may not have run."),
+        Repairer("Unsure whether the charge was done or the message sent; check before retrying."),
+        Repairer("No answer recorded: the tool step stopped before it was done."),
+        Repairer("Error: the tool step died before this call was done."),
     ],
-    ids=["solution", "insert-where-missing", "callable-object"],
+    ids=["solution", "insert-where-missing", "callable-object", "unsure-whether", "no-answer-recorded",
+         "step-died"],
 )
 def test_lab12_q3_accepts_every_repair_that_keeps_the_thread(repair, capsys):
     accepted(lab12.q3, {"repair": repair}, capsys)
@@ -613,6 +617,48 @@ def last_turn_only(graph, config):  # answers the calls of the last AIMessage wi
     graph.update_state(config, {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *fixed]}, as_node="tools")
 
 
+def adds_a_stray_answer(graph, config):  # the repair, plus a note answering a call nobody made
+    SOL["repair"](graph, config)
+    messages = graph.get_state(config).values["messages"]
+    fixed = []
+    for m in messages:
+        fixed.append(m)
+        if isinstance(m, AIMessage) and m.tool_calls:
+            fixed.append(ToolMessage("retry scheduled", tool_call_id="call_orphan", status="error"))
+    graph.update_state(config, {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *fixed]}, as_node="tools")
+
+
+def resumes_and_gives_up(graph, config):  # "just run it again", the error swallowed, nothing else
+    try:
+        graph.invoke(None, config)
+    except ConnectionError:
+        pass
+
+
+def commands_the_rewrite(graph, config):  # the rewrite sent as a Command input: the graph runs again
+    messages = graph.get_state(config).values["messages"]
+    answers = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
+    fixed = []
+    for m in (m for m in messages if not isinstance(m, ToolMessage)):
+        fixed.append(m)
+        for call in getattr(m, "tool_calls", []):
+            fixed.append(answers.get(call["id"]) or ToolMessage("not completed", tool_call_id=call["id"],
+                                                                 status="error"))
+    try:
+        graph.invoke(Command(update={"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *fixed]}, goto=END),
+                     config)
+    except ConnectionError:
+        pass
+
+
+def asks_again_first(graph, config):  # a new question on the broken thread, then the lesson's repair
+    try:
+        graph.invoke({"messages": [HumanMessage("retry")]}, config)
+    except Exception:  # noqa: BLE001 - the provider's 400
+        pass
+    SOL["repair"](graph, config)
+
+
 def hard_coded_ids(graph, config):
     answers = [ToolMessage("not completed", tool_call_id=i, status="error") for i in ("call_0_0", "call_0_1")]
     graph.update_state(config, {"messages": answers}, as_node="tools")
@@ -640,6 +686,17 @@ def hard_coded_ids(graph, config):
         (apologises, ["✘ a thread with nothing to repair", "no extra message"]),
         (last_turn_only, ["✘ two crashed turns", "an earlier turn's calls too"]),
         (hard_coded_ids, ["still unanswered", "no answer for"]),
+        (adds_a_stray_answer, ["an answer to a call nobody made", "call_orphan"]),
+        (Repairer("no problem: done"), ["success answer"]),
+        (Repairer("Error-free: notify completed"), ["success answer"]),
+        (Repairer(""), ["says nothing", "empty answers"]),
+        (Repairer("\u200b."), ["says nothing", "empty answers"]),
+        (Repairer("all good"), ["success answer"]),
+        (Repairer("payment went through"), ["success answer"]),
+        (Repairer("Completed without failure"), ["success answer"]),
+        (resumes_and_gives_up, ["ran tools again", "charged again"]),
+        (commands_the_rewrite, ["ran tools again"]),
+        (asks_again_first, ["the repair ran the graph", "source input"]),
         (lambda graph, config: None, ["still unanswered", "a 400"]),
     ],
     ids=[
@@ -654,6 +711,17 @@ def hard_coded_ids(graph, config):
         "apology-everywhere",
         "last-turn-only",
         "hard-coded-ids",
+        "stray-answer",
+        "no-problem-done",
+        "error-free-completed",
+        "empty-answers",
+        "invisible-answers",
+        "all-good",
+        "went-through",
+        "without-failure",
+        "resumes-and-gives-up",
+        "command-input",
+        "asks-again-first",
         "does-nothing",
     ],
 )

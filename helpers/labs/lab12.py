@@ -920,16 +920,46 @@ def _wire() -> dict[str, Any]:
         return _WIRE
 
 
-SUCCESS = re.compile(r"\b(done|ok|okay|success\w*|succeeded|completed?|charged|notified|sent)\b", re.I)
-HEDGE = re.compile(
-    r"\b(not|no|never|un\w+|fail\w*|crash\w*|error\w*|may|might|maybe|perhaps|possibly)\b", re.I
+SUCCESS = re.compile(
+    r"\b(done|ok|okay|success\w*|succeeded|completed?|finished|processed|confirmed|went through|paid|"
+    r"charged|notified|sent|worked|all good|fine)\b",
+    re.I,
 )
+REASSURANCE = re.compile(
+    r"\b(?:no|without|zero)\s+(?:fail\w*|errors?|problems?|issues?)\b|\bnot a problem\b|\berror-free\b", re.I
+)
+"""Phrases that deny a failure ('no problem', 'without errors'): a claim of success, not doubt."""
+DOUBT = re.compile(
+    r"\b(?:not|no|never|may|might|maybe|perhaps|possibly|unknown|unclear|uncertain|unconfirmed|unverified|"
+    r"unsure|unable|unanswered|cannot|can't|couldn't|don't know|whether|fail\w*|crash\w*|interrupted|died|"
+    r"stopped|lost)\b|\?",
+    re.I,
+)
+"""Words that put the outcome in doubt ('not completed', 'may have run', 'unsure whether')."""
+
+
+def _content_text(content: Any) -> str:
+    """An answer's text: a string, or the text of its content blocks joined."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        blocks = [b for b in content if isinstance(b, (str, dict))]
+        return " ".join(b if isinstance(b, str) else str(b.get("text", "")) for b in blocks)
+    return str(content)
+
+
+def _says_something(content: Any) -> bool:
+    """False for an empty answer, or one of punctuation and invisible characters only."""
+    return bool(re.search(r"\w{2,}", _content_text(content)))
 
 
 def _claims_success(content: Any) -> bool:
-    """True for an answer that says the call worked ('done', 'charged 42') with no doubt in it."""
-    text = str(content)
-    return bool(SUCCESS.search(text)) and not HEDGE.search(text)
+    """True for an answer that says the call worked ('done', 'charged 42', 'no problem') with no
+    doubt in it."""
+    text = _content_text(content)
+    reassured = bool(REASSURANCE.search(text))
+    text = REASSURANCE.sub(" ", text)
+    return (reassured or bool(SUCCESS.search(text))) and not DOUBT.search(text)
 
 
 def _repair_case(repair: Any, rng: random.Random, kind: str) -> None:
@@ -1046,6 +1076,33 @@ def _repair_case(repair: Any, rng: random.Random, kind: str) -> None:
             "fakes the verdict: the next question must be accepted by the provider as it is",
             where=section(RECOVERY, REPAIR),
         )
+    if effects.done != effects_before:
+        raise fail(
+            "the repair ran tools again",
+            expected="no tool runs during a repair",
+            observed=f"ran again: {effects.done[len(effects_before) :]}",
+            why="resuming re-runs the failed step (the customer charged again, the service still down): "
+            "write the answers with `update_state` instead",
+            where=section(RECOVERY, RESUME),
+        )
+    ran = sorted(
+        {
+            str(t.metadata.get("source"))
+            for t in graph.checkpointer.list(config)
+            if t.checkpoint["id"] > checkpoint_before.checkpoint["id"]
+            and t.metadata.get("source") in ("input", "loop")
+        }
+    )
+    if ran:
+        raise fail(
+            "the repair ran the graph (or wrote as its input)",
+            expected="only `graph.update_state(config, ..., as_node='tools')`: the check asks the next "
+            "question itself",
+            observed=f"the repair wrote checkpoints of a run (source {', '.join(ran)})",
+            why="a new input on the broken thread goes to the provider, which refuses it, and it drops "
+            "create_agent's pending answer: repair with `update_state` alone",
+            where=section(RECOVERY, REPAIR),
+        )
     after = graph.get_state(config).values["messages"]
     where = section(RECOVERY, REPAIR)
     checkpoint_after = graph.checkpointer.get_tuple(config)
@@ -1141,6 +1198,16 @@ def _repair_case(repair: Any, rng: random.Random, kind: str) -> None:
             "repair does by rewriting the whole history",
             where=section(RECOVERY, REPAIR),
         )
+    stray = [m.tool_call_id for m in answers if m.tool_call_id not in ids]
+    if stray:
+        raise fail(
+            "the repair added an answer to a call nobody made",
+            expected=f"answers only for the calls {ids}",
+            observed=f"answers for {stray}"[:200],
+            why="a provider refuses a tool message that answers no call of the AIMessage before it "
+            "(OpenAI with a 400): answer each call by its own id, and add no answer of your own",
+            where=where,
+        )
     if any(n != 1 for n in counts.values()):
         raise fail(
             "not every call has exactly one answer",
@@ -1163,6 +1230,15 @@ def _repair_case(repair: Any, rng: random.Random, kind: str) -> None:
                 "keep it and answer only the calls without one",
                 where=section(RECOVERY, CRASH),
             )
+    empty = [m.tool_call_id for m in answers if m.tool_call_id not in kept and not _says_something(m.content)]
+    if empty:
+        raise fail(
+            "an answer written by the repair says nothing",
+            expected="an error ToolMessage saying the call may not have run",
+            observed=f"empty answers for {empty}",
+            why="the model reads only the answer's text: an empty one tells it nothing of what happened",
+            where=where,
+        )
     invented = [
         m
         for m in answers
@@ -1177,15 +1253,6 @@ def _repair_case(repair: Any, rng: random.Random, kind: str) -> None:
             why="the thread cannot know whether the call did its work: say so with status='error' "
             "(e.g. 'not completed: the tool step crashed; it may have run'), never 'done'",
             where=where,
-        )
-    if effects.done != effects_before:
-        raise fail(
-            "the repair ran tools again",
-            expected="no tool runs during a repair",
-            observed=f"ran again: {effects.done[len(effects_before) :]}",
-            why="resuming re-runs the failed step (the customer charged again, the service still down): "
-            "write the answers with `update_state` instead",
-            where=section(RECOVERY, RESUME),
         )
     endpoint.reset()
 
