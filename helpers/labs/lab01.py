@@ -422,7 +422,7 @@ def _try_batch(cases: Cases, title: str, run_calls: Any, calls: list[dict], dela
             "with the calls in call order, so each id got another call's answer — "
             "`asyncio.as_completed` yields in completion order; `gather` returns its results in "
             "argument order, which is call order"
-            if steps == sorted(steps)
+            if sum(a > b for a, b in zip(steps, steps[1:], strict=False)) <= 1  # a busy machine may swap two
             else "each id must get the answer of its own call: keep the results in the order of "
             "`calls` (`gather` returns them in argument order)",
         )
