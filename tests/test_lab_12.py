@@ -584,17 +584,21 @@ def erases_the_calls(graph, config):  # the fake: same message id, its tool call
     graph.update_state(config, {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *fixed]}, as_node="tools")
 
 
-def without_as_node(graph, config):  # the lesson's rewrite, written without `as_node`
+def rewritten(graph, config, text):
+    """The lesson's rewrite: every call followed by its answer, `text` (an error) where it had none."""
     messages = graph.get_state(config).values["messages"]
     answers = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
     fixed = []
     for m in (m for m in messages if not isinstance(m, ToolMessage)):
         fixed.append(m)
         for call in getattr(m, "tool_calls", []):
-            fixed.append(
-                answers.get(call["id"]) or ToolMessage("failed", tool_call_id=call["id"], status="error")
-            )
-    graph.update_state(config, {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *fixed]})
+            missing = ToolMessage(text, tool_call_id=call["id"], status="error")
+            fixed.append(answers.get(call["id"]) or missing)
+    return [RemoveMessage(id=REMOVE_ALL_MESSAGES), *fixed]
+
+
+def without_as_node(graph, config):  # the lesson's rewrite, written without `as_node`
+    graph.update_state(config, {"messages": rewritten(graph, config, "failed")})
 
 
 def apologises(graph, config):  # the repair, then an apology added to every thread
@@ -636,17 +640,9 @@ def resumes_and_gives_up(graph, config):  # "just run it again", the error swall
 
 
 def commands_the_rewrite(graph, config):  # the rewrite sent as a Command input: the graph runs again
-    messages = graph.get_state(config).values["messages"]
-    answers = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
-    fixed = []
-    for m in (m for m in messages if not isinstance(m, ToolMessage)):
-        fixed.append(m)
-        for call in getattr(m, "tool_calls", []):
-            fixed.append(answers.get(call["id"]) or ToolMessage("not completed", tool_call_id=call["id"],
-                                                                 status="error"))
     try:
-        graph.invoke(Command(update={"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *fixed]}, goto=END),
-                     config)
+        update = {"messages": rewritten(graph, config, "not completed")}
+        graph.invoke(Command(update=update, goto=END), config)
     except ConnectionError:
         pass
 
