@@ -3,8 +3,9 @@
 q1: `MyToolNode(tools, *, timeout=None, max_concurrency=None)`, an async callable taking
     `{"messages": [...]}` and returning `{"messages": [ToolMessage, ...]}` for the tool calls of the
     LAST message. The check drives it with unknown names (one that contains an allowed name), bad
-    arguments, a raising tool, a hanging tool, a tool that raises its own `TimeoutError`, many calls,
-    a concurrency limit (per run of the node), and two turns of a real `StateGraph`.
+    arguments, a raising tool, a hanging tool (under the node's timeout and under a tenth of it), a
+    tool that raises its own `TimeoutError`, a slow call under `timeout=None`, many calls, a
+    concurrency limit (per run of the node), and two turns of a real `StateGraph`.
 
 What happened is read from the course's side: a `Probe` records every tool run (started, returned,
 raised, cancelled, and whether it was still running when the node returned), and the graph's own
