@@ -5,9 +5,12 @@ Taught in `notebooks/06_command_and_parent.ipynb`.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
+from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
 
 
 def unanswered_tool_calls(messages: Sequence[BaseMessage]) -> list[str]:
@@ -39,3 +42,29 @@ def unanswered_tool_calls(messages: Sequence[BaseMessage]) -> list[str]:
         for call in m.tool_calls
         if call["id"] not in answered
     ]
+
+
+class AnswerSavedSaver(InMemorySaver):
+    """An `InMemorySaver` that sets `saved` once an answer of the tool `name` is written.
+
+    A test that needs "this call's answer was saved before its sibling failed" makes the failing
+    tool wait on `saved`: an event instead of a head start, which a busy machine can overrun.
+
+    Example:
+        ```python
+        saved = threading.Event()
+        agent = create_agent(model, tools, checkpointer=AnswerSavedSaver("charge", saved))
+        ```
+
+    Used by lab 12's check (`helpers.labs.lab12`) and lesson 09's contract tests.
+    """
+
+    def __init__(self, name: str, saved: threading.Event) -> None:
+        super().__init__()
+        self.name, self.saved = name, saved
+
+    def put_writes(self, config: Any, writes: Any, task_id: str, task_path: str = "") -> None:
+        super().put_writes(config, writes, task_id, task_path)
+        values = [v for _, value in writes for v in (value if isinstance(value, list) else [value])]
+        if any(isinstance(v, ToolMessage) and v.name == self.name for v in values):
+            self.saved.set()

@@ -39,7 +39,7 @@ from langgraph.config import get_stream_writer
 from langgraph.errors import GraphRecursionError
 
 from helpers.graphs import tool_loop
-from helpers.history import unanswered_tool_calls
+from helpers.history import AnswerSavedSaver, unanswered_tool_calls
 from helpers.labs import (
     Cases,
     CheckFailed,
@@ -826,7 +826,7 @@ class Effects:
 def payment_tools(effects: Effects, service: dict, saved: threading.Event | None = None) -> list[BaseTool]:
     """`charge` (a payment that must happen once) and `notify` (down while `service['up']` is False).
 
-    With `saved` (set by `_ChargeSaver` once `charge`'s answer is in the checkpointer), `notify` raises
+    With `saved` (set by `AnswerSavedSaver` once `charge`'s answer is in the checkpointer), `notify` raises
     only after that: a crashed `create_agent` step then always keeps `charge`'s answer. Waiting for
     `charge` to return is not enough. A sibling that finishes while the failed step is shutting down
     loses its answer (its write is submitted to an executor already shut down: `RuntimeError: cannot
@@ -850,20 +850,6 @@ def payment_tools(effects: Effects, service: dict, saved: threading.Event | None
         StructuredTool.from_function(charge, description="Charge the customer.", args_schema=charge_schema),
         StructuredTool.from_function(notify, description="Notify the user.", args_schema=notify_schema),
     ]
-
-
-class _ChargeSaver(InMemorySaver):
-    """An `InMemorySaver` that sets `saved` once a `charge` answer is written (see `payment_tools`)."""
-
-    def __init__(self, saved: threading.Event) -> None:
-        super().__init__()
-        self.saved = saved
-
-    def put_writes(self, config: Any, writes: Any, task_id: str, task_path: str = "") -> None:
-        super().put_writes(config, writes, task_id, task_path)
-        values = [v for _, value in writes for v in (value if isinstance(value, list) else [value])]
-        if any(isinstance(v, ToolMessage) and v.name == "charge" for v in values):
-            self.saved.set()
 
 
 @functools.cache
@@ -985,7 +971,7 @@ def _repair_case(repair: Any, rng: random.Random, kind: str) -> None:
     if kind == "create_agent":
         saved = threading.Event()
         tools = payment_tools(effects, service, saved)
-        graph = create_agent(llm, tools, checkpointer=_ChargeSaver(saved))
+        graph = create_agent(llm, tools, checkpointer=AnswerSavedSaver("charge", saved))
     else:
         tools = payment_tools(effects, service)
         bound = llm.bind_tools(list(_payment_wire()))  # the same request as `bind_tools(tools)`

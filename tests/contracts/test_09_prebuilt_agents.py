@@ -32,6 +32,7 @@ from langgraph.types import Command, Send, interrupt
 from helpers.agents import conversation, route_after_model, tool_task_inputs
 from helpers.batch import TimedToolArgs, make_timed_tools, tool_calls_message
 from helpers.cities import weather_report
+from helpers.history import AnswerSavedSaver
 from helpers.models import ScriptedChatModel, tool_results_summary
 from helpers.timing import CallRecorder, Rendezvous, default_pool_size
 from helpers.tools import make_city_tools
@@ -383,19 +384,6 @@ def lookup_traffic(city: str) -> str:
     return f"{city}: light traffic"
 
 
-class WeatherSaver(InMemorySaver):
-    """An `InMemorySaver` that sets `saved` once a `lookup_weather` answer is written."""
-
-    def __init__(self, saved):
-        super().__init__()
-        self.saved = saved
-
-    def put_writes(self, config, writes, task_id, task_path=""):
-        super().put_writes(config, writes, task_id, task_path)
-        values = [v for _, value in writes for v in (value if isinstance(value, list) else [value])]
-        if any(getattr(v, "name", None) == "lookup_weather" for v in values):
-            self.saved.set()
-
 
 BOOK = [{"name": "lookup_weather", "args": {"city": "Paris"}},
         {"name": "book_table", "args": {"city": "Paris"}}]
@@ -462,7 +450,7 @@ def crash_then_retry(which, *, once_saved=False):
     script, tools = [TRAFFIC, tool_results_summary], [lookup_weather, lookup_traffic]
     if once_saved:
         SERVICE["saved"] = threading.Event()
-        graph = agent_for(script, tools, checkpointer=WeatherSaver(SERVICE["saved"]))
+        graph = agent_for(script, tools, checkpointer=AnswerSavedSaver("lookup_weather", SERVICE["saved"]))
     else:
         graph = both(script, tools, checkpointed=True)[which]
     try:
