@@ -701,6 +701,72 @@ class TaskGroupWait(Base):
         return {"messages": [t.result() for t in tasks]}
 
 
+class WaitForGuarded(Base):
+    """`asyncio.wait_for` around a coroutine that answers the tool's own errors itself (3.11's
+    `wait_for` sets a `loop.call_later` timer; 3.12's uses `asyncio.timeout`)."""
+
+    async def run(self, tool, call):
+        async def guarded():
+            try:
+                return ToolMessage(
+                    str(await tool.ainvoke(call["args"])), name=call["name"], tool_call_id=call["id"]
+                )
+            except Exception as exc:
+                return self.error(call, f"Error: {exc!r}")
+
+        try:
+            return await asyncio.wait_for(guarded(), self.timeout)
+        except TimeoutError:
+            return self.error(call, f"Error: {call['name']} timed out after {self.timeout} s")
+
+
+class CallLaterCancel(Base):
+    """`loop.call_later(self.timeout, task.cancel)`: a timer of its own on the loop."""
+
+    async def run(self, tool, call):
+        if self.timeout is None:
+            return await super().run(tool, call)
+        task = asyncio.ensure_future(tool.ainvoke(call["args"]))
+        timer = asyncio.get_running_loop().call_later(self.timeout, task.cancel)
+        try:
+            return ToolMessage(str(await task), name=call["name"], tool_call_id=call["id"])
+        except asyncio.CancelledError:
+            if asyncio.current_task().cancelling():
+                raise
+            return self.error(call, f"Error: {call['name']} exceeded its time limit")
+        except Exception as exc:
+            return self.error(call, f"Error: {exc!r}")
+        finally:
+            timer.cancel()
+
+
+class FloatCast(Base):
+    """`float(timeout)`: the node's own timeout, in a form the check cannot follow (it times the cut)."""
+
+    def __init__(self, tools, *, timeout=None, max_concurrency=None):
+        super().__init__(
+            tools, timeout=None if timeout is None else float(timeout), max_concurrency=max_concurrency
+        )
+
+
+class EarlierConstant(Base):
+    """`asyncio.timeout(self.timeout)` with a constant 0.3 s inside it: cut before its timeout."""
+
+    async def run(self, tool, call):
+        try:
+            async with asyncio.timeout(self.timeout) as outer:
+                async with asyncio.timeout(None if self.timeout is None else 0.3) as inner:
+                    return ToolMessage(
+                        str(await tool.ainvoke(call["args"])), name=call["name"], tool_call_id=call["id"]
+                    )
+        except TimeoutError as exc:
+            if outer.expired() or inner.expired():
+                return self.error(call, self.deadline(call))
+            return self.error(call, f"Error: {exc!r}")
+        except Exception as exc:
+            return self.error(call, f"Error: {exc!r}")
+
+
 def closure_node(tools, *, timeout=None, max_concurrency=None):
     """A closure instead of a class; other wording; a deadline flag set by the check itself."""
     by_name = {t.name: t for t in tools}
@@ -981,6 +1047,8 @@ def test_lab02_accepts_correct_alternatives_and_names_each_wrong_answer(quick_la
         "a default deadline for timeout=None": DefaultDeadline,
         "asyncio.timeout + expired()": Base,
         "TaskGroup + asyncio.wait, cancelled": TaskGroupWait,
+        "asyncio.wait_for, errors answered inside": WaitForGuarded,
+        "loop.call_later(timeout, task.cancel)": CallLaterCancel,
         "a closure, other wording": closure_node,
         "the solution": solution_namespace("02")["MyToolNode"],
         "lesson 02's CustomAsyncToolNode": CustomAsyncToolNode,
@@ -1051,20 +1119,78 @@ def test_lab02_a_node_without_a_deadline_cannot_answer_the_hanging_tool_by_name(
     )
 
 
-def test_lab02_a_deadline_derived_from_timeout_is_not_the_timeout(monkeypatch):
-    # the check's own deadline (about 1 s): the bounds are set for it
-    monkeypatch.setattr(lab02, "HANG", 2.5)
+def test_lab02_a_deadline_derived_from_timeout_is_not_the_timeout(quick_lab02):
+    # seen on the loop's timers, without timing: `t * 2` and `t / 2` are delays computed from the
+    # timeout; `min`/`max` set the timer from it for one timeout and not for the other
     answers = {
         "twice the timeout": derived_deadline(lambda t: t * 2),
         "half the timeout": derived_deadline(lambda t: t / 2),
         "at most 0.5 s": derived_deadline(lambda t: min(t, 0.5)),
+        "at least 0.5 s": derived_deadline(lambda t: max(t, 0.5)),
+        "a constant 0.3 s inside asyncio.timeout(timeout)": EarlierConstant,
         "the timeout itself": derived_deadline(lambda t: t),
+        "float(timeout), timed instead": FloatCast,
     }
     wrong = ("must be the node's `timeout`", "or one derived from it")
     assert_verdicts(
         verdicts(lab02.check_node, answers),
-        {**{name: wrong for name in answers if name != "the timeout itself"}, "the timeout itself": ()},
+        {
+            "twice the timeout": (*wrong, "a number computed from `timeout`"),
+            "half the timeout": (*wrong, "a number computed from `timeout`"),
+            "at most 0.5 s": (*wrong, "depends on the value"),
+            "at least 0.5 s": (*wrong, "depends on the value"),
+            "a constant 0.3 s inside asyncio.timeout(timeout)": (*wrong, "another deadline cut it"),
+            "the timeout itself": (),
+            "float(timeout), timed instead": (),
+        },
     )
+
+
+def test_lab02_a_late_cut_and_a_stall_before_the_tool_starts_still_pass(quick_lab02):
+    """The deadline is judged on the loop's own timers, so a stall cannot fail a correct node.
+
+    With the node's `timeout` the loop is blocked for 1.3 s just before the deadline: the cut comes
+    about 1.3 s late, beyond any margin a timed check could allow. With the tenth of it, the loop is
+    blocked for 0.3 s after the timer is set and before the tool starts, so the timer is already due
+    (and off the loop's heap) when the tool begins."""
+
+    class Stalls(Base):
+        async def run(self, tool, call):
+            if self.timeout is None or "query" not in call["args"]:
+                return await super().run(tool, call)
+            try:
+                async with asyncio.timeout(self.timeout) as scope:
+                    if self.timeout < 0.2:
+                        time.sleep(0.3)
+                    else:
+
+                        async def block():
+                            await asyncio.sleep(self.timeout * 0.9)
+                            time.sleep(1.3)
+
+                        asyncio.ensure_future(block())
+                    return ToolMessage(
+                        str(await tool.ainvoke(call["args"])), name=call["name"], tool_call_id=call["id"]
+                    )
+            except TimeoutError as exc:
+                if scope.expired():
+                    return self.error(call, self.deadline(call))
+                return self.error(call, f"Error: {exc!r}")
+
+    cuts = []
+    original = lab02._deadline_verdict
+
+    def spy(ways, timeout, short, cut, cut_short):
+        cuts.append((list(ways), timeout, cut, short, cut_short))
+        return original(ways, timeout, short, cut, cut_short)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(lab02, "_deadline_verdict", spy)
+        assert_verdicts(verdicts(lab02.check_node, {"stalls": Stalls}), {"stalls": ()})
+    [(ways, timeout, cut, short, cut_short)] = cuts
+    assert ways == ["its deadline", "its deadline"]
+    assert cut > timeout + 1.0, "the long cut was not late: the test did not stall the loop"
+    assert cut_short < 0.3, "the short timer was not due before the tool started"
 
 
 def test_lab02_a_digit_of_the_nonce_is_not_the_timeout(quick_lab02, monkeypatch):

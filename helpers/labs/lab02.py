@@ -23,7 +23,7 @@ import re
 import threading
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
@@ -59,6 +59,80 @@ GRAPH = section(LESSON, "5. As a node in a `StateGraph`")
 GATHER = section("01_sequential_vs_gather", "2. `asyncio.gather`: overlap the waits")
 
 
+class Deadline(float):
+    """The `timeout` a node is built with in the check: a float that knows when it became a deadline.
+
+    `asyncio.timeout(t)`, `asyncio.wait_for(..., t)`, `asyncio.wait(..., timeout=t)` and
+    `loop.call_later(t, ...)` all compute `loop.time() + t`. Added to the running loop's clock, a
+    `Deadline` gives a `When`, which the loop's timer keeps. So the check sees, without timing
+    anything, which timers were set from the node's `timeout` and with what delay: arithmetic on a
+    `Deadline` (`t * 2`, `t - 0.1`) gives a `Deadline` of the same `origin`, so a delay computed
+    from `timeout` is seen as well. A number of the learner's own, `min(t, 0.5)` when it gives 0.5,
+    and `float(t)` are plain floats, and not seen.
+    """
+
+    origin: Deadline
+    whens: list[When]
+    """(On the origin) every `When` made from it, so a timer due before the tool started is known."""
+
+    def __new__(cls, value: float, origin: Deadline | None = None) -> Deadline:
+        deadline = super().__new__(cls, value)
+        deadline.origin = deadline if origin is None else origin
+        if origin is None:
+            deadline.whens = []
+        return deadline
+
+    def _derive(op: str) -> Any:  # noqa: N805 - builds the methods below
+        def method(self: Deadline, *other: Any) -> Any:
+            value = getattr(float, op)(self, *other)
+            if not isinstance(value, float):
+                return value
+            if op in ("__add__", "__radd__") and isinstance(other[0], float):
+                try:
+                    now = asyncio.get_running_loop().time()
+                except RuntimeError:
+                    now = None
+                if now is not None and abs(other[0] - now) < 0.5:
+                    when = When(value, self.origin, float(self))
+                    self.origin.whens.append(when)
+                    return when
+            return Deadline(value, self.origin)
+
+        return method
+
+    __add__, __radd__ = _derive("__add__"), _derive("__radd__")
+    __sub__, __rsub__ = _derive("__sub__"), _derive("__rsub__")
+    __mul__, __rmul__ = _derive("__mul__"), _derive("__rmul__")
+    __truediv__, __rtruediv__ = _derive("__truediv__"), _derive("__rtruediv__")
+    __neg__, __pos__, __abs__ = _derive("__neg__"), _derive("__pos__"), _derive("__abs__")
+    del _derive
+
+
+class When(float):
+    """A time on the loop's clock: `delay` seconds from the clock, set from the `Deadline` `origin`."""
+
+    origin: Deadline
+    delay: float
+
+    def __new__(cls, value: float, origin: Deadline, delay: float) -> When:
+        when = super().__new__(cls, value)
+        when.origin, when.delay = origin, delay
+        return when
+
+
+def _timers() -> list[When]:
+    """The timers pending on the running loop that were set from a `Deadline`, as their `When`.
+
+    Reads the loop's timer heap (`loop._scheduled`, CPython's asyncio); an empty list where that
+    is not there, and the check falls back to timing the cut."""
+    scheduled = getattr(asyncio.get_running_loop(), "_scheduled", None) or []
+    return [
+        h._when  # noqa: SLF001 - TimerHandle.when() is the same object
+        for h in list(scheduled)
+        if isinstance(getattr(h, "_when", None), When) and not h.cancelled()
+    ]
+
+
 @dataclass
 class Run:
     """One run of a tool, as the course's probe saw it."""
@@ -68,6 +142,36 @@ class Run:
     start: float
     end: float | None = None
     outcome: str = "running"  # "returned" | "raised" | "cancelled" | "running"
+    timers: list[When] = field(default_factory=list)
+    """The `Deadline` timers pending when the tool started (see `_timers`)."""
+    started_at: float | None = None
+    """The loop's clock when the tool started."""
+    since: float | None = None
+    """The loop's clock when the node was called (`Probe.since`)."""
+    cancelled_at: float | None = None
+    """The loop's clock when the tool saw its `CancelledError`."""
+
+    def cut_by(self, deadline: Deadline) -> str:
+        """How this cancelled run relates to the timers set from `deadline` (a `Deadline`).
+
+        - "its deadline": a timer of delay `deadline` was pending when the tool started, and had come
+          due when the tool was cancelled;
+        - "before its deadline": it was cancelled before that timer came due;
+        - "another delay: 2 s": the timers from `deadline` had a delay computed from it (`t * 2`);
+        - "untimed": no timer from `deadline` was seen (the check then times the cut).
+        """
+        # a timer pending when the tool started, or one made in this run of the node and already due
+        # when the tool started (a stall before the tool starts lets the loop take it off its heap)
+        made = [
+            w for w in deadline.origin.whens if self.since is not None and float(w) - w.delay >= self.since
+        ]
+        overdue = [w for w in made if self.started_at is not None and float(w) <= self.started_at]
+        mine = [w for w in self.timers if w.origin is deadline.origin] + overdue
+        exact = [w for w in mine if abs(w.delay - float(deadline)) < 1e-9]
+        if exact and self.cancelled_at is not None:
+            due = min(float(w) for w in exact)
+            return "its deadline" if self.cancelled_at >= due - 0.005 else "before its deadline"
+        return f"another delay: {min(w.delay for w in mine):g} s" if mine else "untimed"
 
 
 class Probe:
@@ -76,6 +180,8 @@ class Probe:
     def __init__(self) -> None:
         self.origin = time.perf_counter()
         self.runs: list[Run] = []
+        self.since: float | None = None
+        """The loop's clock when the node was last called (set by `_drive`)."""
         self._lock = threading.Lock()
 
     def now(self) -> float:
@@ -85,13 +191,17 @@ class Probe:
         """An async tool `name` whose coroutine `body(**args)` is recorded."""
 
         async def run(**kwargs: Any) -> str:
-            record = Run(name, dict(kwargs), self.now())
+            loop = asyncio.get_running_loop()
+            record = Run(
+                name, dict(kwargs), self.now(), timers=_timers(), started_at=loop.time(), since=self.since
+            )
             with self._lock:
                 self.runs.append(record)
             try:
                 value = await body(**kwargs)
             except asyncio.CancelledError:
                 record.outcome = "cancelled"
+                record.cancelled_at = loop.time()
                 raise
             except BaseException:
                 record.outcome = "raised"
@@ -233,6 +343,7 @@ def _drive(node: Any, probe: Probe, history: list, *, limit: float | None = None
 
     async def your_node() -> tuple[Any, float, list[str]]:
         start = time.perf_counter()
+        probe.since = asyncio.get_running_loop().time()
         out = node(state)
         if not inspect.isawaitable(out):
             raise fail(
@@ -322,11 +433,52 @@ def _template(text: str, *remove: str) -> str:
     return re.sub(r"[\W\d_]+", " ", text).strip().lower()
 
 
+def _deadline_verdict(
+    ways: list[str], timeout: float, short: float, cut: float, cut_short: float | None
+) -> str | None:
+    """None if both hanging calls were cut by the node's own `timeout`, else what went wrong.
+
+    `ways` are `Run.cut_by` for the node built with `timeout` and the one built with `short` ("not
+    cut" if that call was not cancelled). Where the timers set from the node's `Deadline` were seen,
+    the loop's own clock says whether the cut came at or after them: no margins, so a loaded machine
+    that delivers a cut late cannot fail a correct node. Where neither was seen (a number of the
+    learner's own, `t * 2`, or forms the check cannot follow such as `float(t)`), the cuts are timed:
+    a stall (0.3 s) between the deadline's start and the tool's can shorten a cut by as much, and
+    stalls after it lengthen it (three allowed on the long cut, two on the short one). So a number of
+    the learner's own of 0.75 s or more is seen there, and one under `timeout - 0.35`, and twice the
+    timeout.
+    """
+    for way, value in zip(ways, (timeout, short), strict=True):
+        if way == "before its deadline":
+            return (
+                f"with timeout={value:g} it was cancelled before that timeout was up: another deadline cut it"
+            )
+        if way.startswith("another delay"):
+            delay = way.split(": ")[1]
+            return (
+                f"with timeout={value:g} the node set its timer to {delay}, a number computed from `timeout`"
+            )
+    if ways == ["its deadline", "its deadline"]:
+        return None
+    if "its deadline" in ways:
+        used, other = (timeout, short) if ways[0] == "its deadline" else (short, timeout)
+        return (
+            f"the node set its timer from `timeout` with timeout={used:g} but not with timeout={other:g}: "
+            "a deadline that depends on the value, such as `max(timeout, 0.5)` or `min(timeout, 0.5)`, "
+            "is not the timeout"
+        )
+    if ways[1] == "not cut" or cut_short is None:
+        return ""
+    if timeout - 0.35 <= cut <= timeout + 0.9 and cut_short <= short + 0.65:
+        return None
+    return ""
+
+
 def check_node(MyToolNode: Any) -> str:  # noqa: N803 - the learner's class name
     cases = Cases("q1")
     rng = random.Random()
     nonce = uuid.UUID(int=rng.getrandbits(128)).hex[:6]
-    timeout = round(TIMEOUT * rng.uniform(0.9, 1.1), 2)
+    timeout = Deadline(round(TIMEOUT * rng.uniform(0.9, 1.1), 2))
     probe = Probe()
     search_name = rng.choice(SEARCH_NAMES)
     tools = make_tools(probe, nonce=nonce, search=search_name)
@@ -482,31 +634,29 @@ def check_node(MyToolNode: Any) -> str:  # noqa: N803 - the learner's class name
                 where=DEADLINE,
             )
         # the deadline is the node's own `timeout`: a node built with a much shorter one cuts sooner
-        short = round(timeout / SHORTER, 3)
-        local = Probe()
-        fresh = make_tools(local, nonce=nonce, search=name)
-        quick = run_learner(MyToolNode, fresh, timeout=short, name="MyToolNode")
-        alone = Batch(rng, [(name, {"query": "tea"})])
-        _outcome(quick, local, [HumanMessage("go"), alone.ai], alone.ids, limit=HANG + core.LIMIT)
+        short = Deadline(round(timeout / SHORTER, 3))
         cut = search.end - search.start
-        rerun = next((r for r in local.runs if r.tool == name), None)
+        ways = [search.cut_by(timeout)]
+        for _attempt in range(3):  # a stall can hide the short timer (due before the tool starts): retry
+            local = Probe()
+            fresh = make_tools(local, nonce=nonce, search=name)
+            quick = run_learner(MyToolNode, fresh, timeout=short, name="MyToolNode")
+            alone = Batch(rng, [(name, {"query": "tea"})])
+            _outcome(quick, local, [HumanMessage("go"), alone.ai], alone.ids, limit=HANG + core.LIMIT)
+            rerun = next((r for r in local.runs if r.tool == name), None)
+            cancelled = rerun is not None and rerun.outcome == "cancelled"
+            ways[1:] = [rerun.cut_by(short) if cancelled else "not cut"]
+            if ways[0] != "its deadline" or ways[1] != "untimed" and ways[1] != "not cut":
+                break
         cut_short = None if rerun is None or rerun.end is None else rerun.end - rerun.start
-        # margins: a stall of the machine (0.3 s) between the deadline's start and the tool's can shorten
-        # a cut by as much; stalls after it lengthen it: three are allowed on the long run, two on the
-        # short one. So a deadline of the learner's own of 0.75 s or more is seen, one under
-        # `timeout - 0.35` too, and twice the timeout; a floor such as `max(timeout, 0.5)` is not.
-        if (
-            rerun is None
-            or rerun.outcome != "cancelled"
-            or not timeout - 0.35 <= cut <= timeout + 0.9
-            or cut_short > short + 0.65
-        ):
+        seen = "never run" if rerun is None else f"{rerun.outcome} after {cut_short:.2f} s"
+        verdict = _deadline_verdict(ways, timeout, short, cut, cut_short)
+        if verdict is not None:
             raise fail(
                 "the deadline must be the node's `timeout`",
                 expected=f"the hanging call cut after about {timeout:g} s with timeout={timeout:g}, and "
                 f"after about {short:g} s with timeout={short:g}",
-                observed=f"cut after {cut:.2f} s, and then "
-                + (f"{rerun.outcome} after {cut_short:.2f} s" if cut_short is not None else "never run"),
+                observed=f"cut after {cut:.2f} s, and then {seen}" + (f": {verdict}" if verdict else ""),
                 where=DEADLINE,
                 why="use the `timeout` the node was built with (`self.timeout`), not a number of your own "
                 "or one derived from it",
@@ -559,7 +709,8 @@ def check_node(MyToolNode: Any) -> str:  # noqa: N803 - the learner's class name
             raise fail(
                 "with timeout=None no call is cut off",
                 expected=f"{search_name} runs its {NO_DEADLINE:g} s and is answered with its result",
-                observed=f"{search_name} " + ("never ran" if run is None else f"ended as {run.outcome!r}")
+                observed=f"{search_name} "
+                + ("never ran" if run is None else f"ended as {run.outcome!r}")
                 + f"; answered {_state(answer)}",
                 where=DEADLINE,
                 why="`timeout=None` means no deadline (`asyncio.timeout(None)` never expires): do not put "
