@@ -1001,8 +1001,10 @@ def _repair_case(repair: Any, rng: random.Random, kind: str) -> None:
     before = graph.get_state(config).values["messages"]
     kept = {m.tool_call_id: m for m in before if isinstance(m, ToolMessage)}
     if kind == "create_agent" and not kept:  # the case must be the one it names (see payment_tools)
-        raise RuntimeError("lab 12's create_agent case lost charge's answer before the repair ran: "
-                           "re-run the check; if it keeps happening, run `make doctor`")
+        raise RuntimeError(
+            "lab 12's create_agent case lost charge's answer before the repair ran: "
+            "re-run the check; if it keeps happening, run `make doctor`"
+        )
     effects_before = list(effects.done)
     checkpoint_before = graph.checkpointer.get_tuple(config)
     graph_before = dict(vars(graph))
