@@ -741,7 +741,7 @@ class CallLaterCancel(Base):
 
 
 class FloatCast(Base):
-    """`float(timeout)`: the node's own timeout, in a form the check cannot follow (it times the cut)."""
+    """`float(timeout)` stored: the node's own timeout all the same."""
 
     def __init__(self, tools, *, timeout=None, max_concurrency=None):
         super().__init__(
@@ -765,6 +765,173 @@ class EarlierConstant(Base):
             return self.error(call, f"Error: {exc!r}")
         except Exception as exc:
             return self.error(call, f"Error: {exc!r}")
+
+
+class Polling(Base):
+    """Correct: poll the task every `timeout / 20` until `loop.time() + timeout` has passed, then cancel."""
+
+    async def run(self, tool, call):
+        if self.timeout is None:
+            return await super().run(tool, call)
+        loop = asyncio.get_running_loop()
+        task = asyncio.ensure_future(tool.ainvoke(call["args"]))
+        deadline = loop.time() + self.timeout
+        while not task.done() and loop.time() < deadline:
+            await asyncio.sleep(self.timeout / 20)
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            return self.error(call, f"Error: {call['name']} took longer than {self.timeout} s.")
+        try:
+            return ToolMessage(str(task.result()), name=call["name"], tool_call_id=call["id"])
+        except Exception as exc:
+            return self.error(call, f"Error: {exc!r}")
+
+
+class FromBatchStart(Base):
+    """Correct: the deadline counted from the start of the batch (`timeout` less the time spent)."""
+
+    async def __call__(self, state):
+        self.started = asyncio.get_running_loop().time()
+        return await super().__call__(state)
+
+    async def run(self, tool, call):
+        spent = asyncio.get_running_loop().time() - self.started
+        remaining = None if self.timeout is None else max(0.0, self.timeout - spent)
+        try:
+            async with asyncio.timeout(remaining) as scope:
+                return ToolMessage(
+                    str(await tool.ainvoke(call["args"])), name=call["name"], tool_call_id=call["id"]
+                )
+        except TimeoutError as exc:
+            if scope.expired():
+                return self.error(call, self.deadline(call))
+            return self.error(call, f"Error: {exc!r}")
+        except Exception as exc:
+            return self.error(call, f"Error: {exc!r}")
+
+
+class HalfTimeWarning(Base):
+    """Correct: the deadline, and a do-nothing "slow call" timer at half the timeout beside it."""
+
+    async def run(self, tool, call):
+        loop = asyncio.get_running_loop()
+        warn = None if self.timeout is None else loop.call_later(self.timeout / 2, lambda: None)
+        try:
+            return await super().run(tool, call)
+        finally:
+            if warn is not None:
+                warn.cancel()
+
+
+class AnyioDeadline(Base):
+    """Correct: `anyio.fail_after(self.timeout)` (anyio's cancel scope, on asyncio's timers)."""
+
+    async def run(self, tool, call):
+        import anyio
+
+        try:
+            with anyio.fail_after(self.timeout) as scope:
+                return ToolMessage(
+                    str(await tool.ainvoke(call["args"])), name=call["name"], tool_call_id=call["id"]
+                )
+        except TimeoutError as exc:
+            if scope.cancel_called:
+                return self.error(call, self.deadline(call))
+            return self.error(call, f"Error: {exc!r}")
+        except Exception as exc:
+            return self.error(call, f"Error: {exc!r}")
+
+
+class GracePeriod(Base):
+    """Wrong: `asyncio.wait(timeout=self.timeout)`, then a 1 s grace before cancelling."""
+
+    async def run(self, tool, call):
+        if self.timeout is None:
+            return await super().run(tool, call)
+        task = asyncio.ensure_future(tool.ainvoke(call["args"]))
+        done, _ = await asyncio.wait({task}, timeout=self.timeout)
+        if not done:
+            done, _ = await asyncio.wait({task}, timeout=1.0)
+        if not done:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            return self.error(call, f"Error: {call['name']} took longer than {self.timeout} s.")
+        try:
+            return ToolMessage(str(task.result()), name=call["name"], tool_call_id=call["id"])
+        except Exception as exc:
+            return self.error(call, f"Error: {exc!r}")
+
+
+class ShieldThenLateCancel(Base):
+    """Wrong: `asyncio.timeout(self.timeout)` around a shielded task, cancelled 0.6 s after it."""
+
+    async def run(self, tool, call):
+        task = asyncio.ensure_future(tool.ainvoke(call["args"]))
+        try:
+            async with asyncio.timeout(self.timeout) as scope:
+                return ToolMessage(
+                    str(await asyncio.shield(task)), name=call["name"], tool_call_id=call["id"]
+                )
+        except TimeoutError as exc:
+            if not scope.expired():
+                return self.error(call, f"Error: {exc!r}")
+            await asyncio.sleep(0.6)
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            return self.error(call, self.deadline(call))
+        except Exception as exc:
+            return self.error(call, f"Error: {exc!r}")
+
+
+class DecoyTimer(Base):
+    """Wrong: a do-nothing timer set from `self.timeout`; the real deadline is 1.2 s."""
+
+    async def run(self, tool, call):
+        if self.timeout is None:
+            return await super().run(tool, call)
+        decoy = asyncio.get_running_loop().call_later(self.timeout, lambda: None)
+        try:
+            async with asyncio.timeout(1.2) as scope:
+                return ToolMessage(
+                    str(await tool.ainvoke(call["args"])), name=call["name"], tool_call_id=call["id"]
+                )
+        except TimeoutError as exc:
+            if scope.expired():
+                return self.error(call, self.deadline(call))
+            return self.error(call, f"Error: {exc!r}")
+        except Exception as exc:
+            return self.error(call, f"Error: {exc!r}")
+        finally:
+            decoy.cancel()
+
+
+class LoneCallNotCancelled(Base):
+    """Wrong: a batch of one call stops waiting at the deadline but never cancels the call (on the
+    loop, or in a worker thread the check cannot cancel)."""
+
+    threaded = False
+
+    async def __call__(self, state):
+        calls = self.calls(state)
+        if len(calls) != 1 or self.find(calls[0]["name"]) is None:
+            return await super().__call__(state)
+        call = calls[0]
+        work = self.find(call["name"]).ainvoke(call["args"])
+        task = asyncio.ensure_future(asyncio.to_thread(asyncio.run, work) if self.threaded else work)
+        done, _ = await asyncio.wait({task}, timeout=self.timeout)
+        if not done:
+            return {
+                "messages": [self.error(call, f"Error: {call['name']} took longer than {self.timeout} s.")]
+            }
+        return {"messages": [ToolMessage(str(task.result()), name=call["name"], tool_call_id=call["id"])]}
+
+
+class LoneCallInAThread(LoneCallNotCancelled):
+    threaded = True
 
 
 def closure_node(tools, *, timeout=None, max_concurrency=None):
@@ -1119,40 +1286,67 @@ def test_lab02_a_node_without_a_deadline_cannot_answer_the_hanging_tool_by_name(
     )
 
 
-def test_lab02_a_deadline_derived_from_timeout_is_not_the_timeout(quick_lab02):
-    # seen on the loop's timers, without timing: `t * 2` and `t / 2` are delays computed from the
-    # timeout; `min`/`max` set the timer from it for one timeout and not for the other
+def test_lab02_judges_the_deadline_by_the_timer_that_cut_the_call(quick_lab02):
+    # the timer that fired just before the cut, against `timeout` after the node was called
     answers = {
         "twice the timeout": derived_deadline(lambda t: t * 2),
         "half the timeout": derived_deadline(lambda t: t / 2),
         "at most 0.5 s": derived_deadline(lambda t: min(t, 0.5)),
         "at least 0.5 s": derived_deadline(lambda t: max(t, 0.5)),
         "a constant 0.3 s inside asyncio.timeout(timeout)": EarlierConstant,
+        "a 1 s grace after the deadline": GracePeriod,
+        "a shielded call cancelled 0.6 s late": ShieldThenLateCancel,
+        "a decoy timer from timeout, a deadline of 1.2 s": DecoyTimer,
+        "a lone call never cancelled": LoneCallNotCancelled,
+        "a lone call left running in a thread": LoneCallInAThread,
         "the timeout itself": derived_deadline(lambda t: t),
-        "float(timeout), timed instead": FloatCast,
+        "float(timeout)": FloatCast,
+        "polled every timeout / 20": Polling,
+        "counted from the batch's start": FromBatchStart,
+        "a warning timer at half the timeout beside it": HalfTimeWarning,
+        "anyio.fail_after": AnyioDeadline,
     }
-    wrong = ("must be the node's `timeout`", "or one derived from it")
+    wrong = ("must be the node's `timeout`",)
+    shorter, longer = (*wrong, "shorter than the timeout"), (*wrong, "longer than the timeout")
     assert_verdicts(
         verdicts(lab02.check_node, answers),
         {
-            "twice the timeout": (*wrong, "a number computed from `timeout`"),
-            "half the timeout": (*wrong, "a number computed from `timeout`"),
-            "at most 0.5 s": (*wrong, "depends on the value"),
-            "at least 0.5 s": (*wrong, "depends on the value"),
-            "a constant 0.3 s inside asyncio.timeout(timeout)": (*wrong, "another deadline cut it"),
-            "the timeout itself": (),
-            "float(timeout), timed instead": (),
+            "twice the timeout": longer,
+            "half the timeout": shorter,
+            "at most 0.5 s": shorter,
+            "at least 0.5 s": longer,
+            "a constant 0.3 s inside asyncio.timeout(timeout)": shorter,
+            "a 1 s grace after the deadline": longer,
+            "a shielded call cancelled 0.6 s late": longer,
+            "a decoy timer from timeout, a deadline of 1.2 s": longer,
+            "a lone call never cancelled": (*wrong, "it was not cancelled", "cancel every call"),
+            "a lone call left running in a thread": (*wrong, "it was not cancelled", "still running"),
+            **dict.fromkeys(list(answers)[-6:], ()),
         },
     )
 
 
+def test_lab02_times_the_cut_where_it_cannot_watch_the_loop(quick_lab02, monkeypatch):
+    # a loop without CPython's selector (uvloop, say): no timers seen, the cut is timed instead
+    monkeypatch.setattr(lab02, "watched_loop", asyncio.new_event_loop)
+    seen = []
+    original = lab02._deadline_verdict
+    monkeypatch.setattr(lab02, "_deadline_verdict", lambda cuts: seen.append(cuts) or original(cuts))
+    answers = {"the solution": solution_namespace("02")["MyToolNode"], "a deadline of its own": OwnDeadline}
+    assert_verdicts(
+        verdicts(lab02.check_node, answers),
+        {"the solution": (), "a deadline of its own": ("must be the node's `timeout`",)},
+    )
+    assert {(c[0][0], c[1][0]) for c in seen} == {("untimed", "untimed")}
+
+
 def test_lab02_a_late_cut_and_a_stall_before_the_tool_starts_still_pass(quick_lab02):
-    """The deadline is judged on the loop's own timers, so a stall cannot fail a correct node.
+    """The deadline is judged by the timer that cut the call, so a stall cannot fail a correct node.
 
     With the node's `timeout` the loop is blocked for 1.3 s just before the deadline: the cut comes
     about 1.3 s late, beyond any margin a timed check could allow. With the tenth of it, the loop is
     blocked for 0.3 s after the timer is set and before the tool starts, so the timer is already due
-    (and off the loop's heap) when the tool begins."""
+    when the tool begins."""
 
     class Stalls(Base):
         async def run(self, tool, call):
@@ -1177,18 +1371,18 @@ def test_lab02_a_late_cut_and_a_stall_before_the_tool_starts_still_pass(quick_la
                     return self.error(call, self.deadline(call))
                 return self.error(call, f"Error: {exc!r}")
 
-    cuts = []
+    seen = []
     original = lab02._deadline_verdict
 
-    def spy(ways, timeout, short, cut, cut_short):
-        cuts.append((list(ways), timeout, cut, short, cut_short))
-        return original(ways, timeout, short, cut, cut_short)
+    def spy(cuts):
+        seen.append(cuts)
+        return original(cuts)
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(lab02, "_deadline_verdict", spy)
         assert_verdicts(verdicts(lab02.check_node, {"stalls": Stalls}), {"stalls": ()})
-    [(ways, timeout, cut, short, cut_short)] = cuts
-    assert ways == ["its deadline", "its deadline"]
+    [[(way, _, timeout, cut), (short_way, _, short, cut_short)]] = seen
+    assert (way, short_way) == ("its deadline", "its deadline")
     assert cut > timeout + 1.0, "the long cut was not late: the test did not stall the loop"
     assert cut_short < 0.3, "the short timer was not due before the tool started"
 

@@ -295,8 +295,10 @@ def _is_async_callable(fn: Any) -> bool:
     return call is not None and not inspect.isfunction(fn) and inspect.iscoroutinefunction(call)
 
 
-def _run_in_fresh_loop(make: Callable[[], Any], state: dict[str, Any]) -> Any:
-    loop = asyncio.new_event_loop()
+def _run_in_fresh_loop(
+    make: Callable[[], Any], state: dict[str, Any], loop_factory: Callable[[], Any] | None = None
+) -> Any:
+    loop = (loop_factory or asyncio.new_event_loop)()
     state["loop"] = loop
     try:
         asyncio.set_event_loop(loop)
@@ -323,12 +325,18 @@ def _run_in_fresh_loop(make: Callable[[], Any], state: dict[str, Any]) -> Any:
 
 
 def run_limited(
-    fn: Callable[..., Any], *args: Any, limit: float | None = None, name: str | None = None, **kwargs: Any
+    fn: Callable[..., Any],
+    *args: Any,
+    limit: float | None = None,
+    name: str | None = None,
+    loop_factory: Callable[[], Any] | None = None,
+    **kwargs: Any,
 ) -> Any:
     """Call `fn(*args, **kwargs)` in a daemon worker thread and wait at most `limit` seconds.
 
     A coroutine function, or a sync callable that returns an awaitable, runs on a fresh event loop
-    in that thread (so this works from inside the notebook's running loop). The value is returned
+    in that thread (so this works from inside the notebook's running loop), made by `loop_factory`
+    (default `asyncio.new_event_loop`: a check that watches the loop passes its own). The value is returned
     and an exception re-raised as it is; a run still going after `limit` raises `LearnerHung`
     (for a coroutine the check cancels it first). `run_learner` adds the learner-facing messages.
     """
@@ -340,11 +348,11 @@ def run_limited(
     def work() -> None:
         try:
             if _is_async_callable(fn):
-                state["value"] = _run_in_fresh_loop(lambda: fn(*args, **kwargs), state)
+                state["value"] = _run_in_fresh_loop(lambda: fn(*args, **kwargs), state, loop_factory)
             else:
                 value = fn(*args, **kwargs)
                 if inspect.isawaitable(value):
-                    value = _run_in_fresh_loop(lambda: value, state)
+                    value = _run_in_fresh_loop(lambda: value, state, loop_factory)
                 state["value"] = value
         except BaseException as exc:  # noqa: BLE001 - handed back to the caller's thread
             state["error"] = exc
@@ -396,7 +404,12 @@ def _signature(fn: Any) -> str:
 
 
 def run_learner(
-    fn: Callable[..., Any], *args: Any, limit: float | None = None, name: str | None = None, **kwargs: Any
+    fn: Callable[..., Any],
+    *args: Any,
+    limit: float | None = None,
+    name: str | None = None,
+    loop_factory: Callable[[], Any] | None = None,
+    **kwargs: Any,
 ) -> Any:
     """Run learner code under a time limit on every path; turn whatever goes wrong into feedback.
 
@@ -427,7 +440,7 @@ def run_learner(
     except ValueError:
         pass  # no signature to read (a builtin): let the call tell
     try:
-        return run_limited(fn, *args, limit=limit, name=name, **kwargs)
+        return run_limited(fn, *args, limit=limit, name=name, loop_factory=loop_factory, **kwargs)
     except CheckFailed:
         raise
     except BaseException as exc:  # noqa: BLE001 - every learner failure becomes feedback

@@ -23,7 +23,7 @@ import re
 import threading
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
@@ -59,78 +59,71 @@ GRAPH = section(LESSON, "5. As a node in a `StateGraph`")
 GATHER = section("01_sequential_vs_gather", "2. `asyncio.gather`: overlap the waits")
 
 
-class Deadline(float):
-    """The `timeout` a node is built with in the check: a float that knows when it became a deadline.
+@dataclass
+class Timer:
+    """A timer the learner's node set on the check's loop (`loop.call_at`, which `call_later`,
+    `asyncio.timeout`, `wait_for` and `wait` all use): when it was due, and the loop's wait count
+    when it fired (None if it never did)."""
 
-    `asyncio.timeout(t)`, `asyncio.wait_for(..., t)`, `asyncio.wait(..., timeout=t)` and
-    `loop.call_later(t, ...)` all compute `loop.time() + t`. Added to the running loop's clock, a
-    `Deadline` gives a `When`, which the loop's timer keeps. So the check sees, without timing
-    anything, which timers were set from the node's `timeout` and with what delay: arithmetic on a
-    `Deadline` (`t * 2`, `t - 0.1`) gives a `Deadline` of the same `origin`, so a delay computed
-    from `timeout` is seen as well. A number of the learner's own, `min(t, 0.5)` when it gives 0.5,
-    and `float(t)` are plain floats, and not seen.
+    when: float
+    fired: int | None = None
+
+
+class LoopWatch:
+    """What the check's event loop did: every timer set on it, and how often it waited.
+
+    The loop "waits" when it asks its selector for events with a timeout that is not 0: it had
+    nothing ready to run. A timer that fired after the loop's last wait is what woke it, so the
+    timers fired since then are what caused a cancellation that follows: a loaded machine adds
+    seconds, never a wait, so this needs no margin of time.
     """
 
-    origin: Deadline
-    whens: list[When]
-    """(On the origin) every `When` made from it, so a timer due before the tool started is known."""
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.waits = 0
+        self.timers: list[Timer] = []
+        selector = getattr(loop, "_selector", None)  # CPython's selector and proactor loops
+        self.watching = selector is not None and hasattr(selector, "select")
+        if not self.watching:
+            return
+        watch, call_at = self, loop.call_at
 
-    def __new__(cls, value: float, origin: Deadline | None = None) -> Deadline:
-        deadline = super().__new__(cls, value)
-        deadline.origin = deadline if origin is None else origin
-        if origin is None:
-            deadline.whens = []
-        return deadline
+        class Counting:
+            def __getattr__(self, name: str) -> Any:
+                return getattr(selector, name)
 
-    def _derive(op: str) -> Any:  # noqa: N805 - builds the methods below
-        def method(self: Deadline, *other: Any) -> Any:
-            value = getattr(float, op)(self, *other)
-            if not isinstance(value, float):
-                return value
-            if op in ("__add__", "__radd__") and isinstance(other[0], float):
-                try:
-                    now = asyncio.get_running_loop().time()
-                except RuntimeError:
-                    now = None
-                if now is not None and abs(other[0] - now) < 0.5:
-                    when = When(value, self.origin, float(self))
-                    self.origin.whens.append(when)
-                    return when
-            return Deadline(value, self.origin)
+            def select(self, timeout: float | None = None) -> Any:
+                if timeout is None or timeout > 0:
+                    watch.waits += 1
+                return selector.select(timeout)
 
-        return method
+        def watched_call_at(when: float, callback: Any, *args: Any, context: Any = None) -> Any:
+            timer = Timer(float(when))
+            watch.timers.append(timer)
 
-    __add__, __radd__ = _derive("__add__"), _derive("__radd__")
-    __sub__, __rsub__ = _derive("__sub__"), _derive("__rsub__")
-    __mul__, __rmul__ = _derive("__mul__"), _derive("__rmul__")
-    __truediv__, __rtruediv__ = _derive("__truediv__"), _derive("__rtruediv__")
-    __neg__, __pos__, __abs__ = _derive("__neg__"), _derive("__pos__"), _derive("__abs__")
-    del _derive
+            def fire(*a: Any) -> Any:
+                timer.fired = watch.waits
+                return callback(*a)
 
+            return call_at(when, fire, *args, context=context)
 
-class When(float):
-    """A time on the loop's clock: `delay` seconds from the clock, set from the `Deadline` `origin`."""
+        loop._selector = Counting()  # noqa: SLF001 - the loop is the check's own
+        loop.call_at = watched_call_at  # type: ignore[method-assign]
 
-    origin: Deadline
-    delay: float
-
-    def __new__(cls, value: float, origin: Deadline, delay: float) -> When:
-        when = super().__new__(cls, value)
-        when.origin, when.delay = origin, delay
-        return when
+    def causes(self) -> list[Timer]:
+        """The timers fired since the loop last waited."""
+        return [t for t in self.timers if t.fired is not None and t.fired == self.waits]
 
 
-def _timers() -> list[When]:
-    """The timers pending on the running loop that were set from a `Deadline`, as their `When`.
+def watched_loop() -> asyncio.AbstractEventLoop:
+    """A fresh event loop with a `LoopWatch` (as its `lab_watch`): the loop the check drives nodes on."""
+    loop = asyncio.new_event_loop()
+    loop.lab_watch = LoopWatch(loop)  # type: ignore[attr-defined]
+    return loop
 
-    Reads the loop's timer heap (`loop._scheduled`, CPython's asyncio); an empty list where that
-    is not there, and the check falls back to timing the cut."""
-    scheduled = getattr(asyncio.get_running_loop(), "_scheduled", None) or []
-    return [
-        h._when  # noqa: SLF001 - TimerHandle.when() is the same object
-        for h in list(scheduled)
-        if isinstance(getattr(h, "_when", None), When) and not h.cancelled()
-    ]
+
+def _watch() -> LoopWatch | None:
+    watch = getattr(asyncio.get_running_loop(), "lab_watch", None)
+    return watch if isinstance(watch, LoopWatch) and watch.watching else None
 
 
 @dataclass
@@ -142,36 +135,33 @@ class Run:
     start: float
     end: float | None = None
     outcome: str = "running"  # "returned" | "raised" | "cancelled" | "running"
-    timers: list[When] = field(default_factory=list)
-    """The `Deadline` timers pending when the tool started (see `_timers`)."""
     started_at: float | None = None
     """The loop's clock when the tool started."""
     since: float | None = None
     """The loop's clock when the node was called (`Probe.since`)."""
-    cancelled_at: float | None = None
-    """The loop's clock when the tool saw its `CancelledError`."""
+    causes: list[Timer] | None = None
+    """When cancelled on a watched loop: the timers fired since the loop last waited."""
 
-    def cut_by(self, deadline: Deadline) -> str:
-        """How this cancelled run relates to the timers set from `deadline` (a `Deadline`).
+    def cut_by(self, timeout: float) -> tuple[str, float]:
+        """Which timer cut this cancelled run, against a node `timeout`: (verdict, its delay).
 
-        - "its deadline": a timer of delay `deadline` was pending when the tool started, and had come
-          due when the tool was cancelled;
-        - "before its deadline": it was cancelled before that timer came due;
-        - "another delay: 2 s": the timers from `deadline` had a delay computed from it (`t * 2`);
-        - "untimed": no timer from `deadline` was seen (the check then times the cut).
+        The delay is the timer's due time less the node's call. The node's own deadline is due
+        `timeout` after the call began, which is between the node's call and the tool's start (a
+        stall there can only move it later), plus a tenth of it for a deadline a node checks in
+        steps:
+        - ("its deadline", d): a timer fired just before the cut, due within that window;
+        - ("early", d) / ("late", d): the timer that cut it was due before / after that window;
+        - ("untimed", 0.0): no timer fired just before the cut, or the loop is not watched (the
+          check then times the cut).
         """
-        # a timer pending when the tool started, or one made in this run of the node and already due
-        # when the tool started (a stall before the tool starts lets the loop take it off its heap)
-        made = [
-            w for w in deadline.origin.whens if self.since is not None and float(w) - w.delay >= self.since
-        ]
-        overdue = [w for w in made if self.started_at is not None and float(w) <= self.started_at]
-        mine = [w for w in self.timers if w.origin is deadline.origin] + overdue
-        exact = [w for w in mine if abs(w.delay - float(deadline)) < 1e-9]
-        if exact and self.cancelled_at is not None:
-            due = min(float(w) for w in exact)
-            return "its deadline" if self.cancelled_at >= due - 0.005 else "before its deadline"
-        return f"another delay: {min(w.delay for w in mine):g} s" if mine else "untimed"
+        if not self.causes or self.since is None or self.started_at is None:
+            return "untimed", 0.0
+        low, high = self.since + timeout - 0.005, self.started_at + timeout * 1.1 + 0.005
+        for timer in self.causes:
+            if low <= timer.when <= high:
+                return "its deadline", timer.when - self.since
+        timer = max(self.causes, key=lambda t: t.when)
+        return ("early" if timer.when < low else "late"), timer.when - self.since
 
 
 class Probe:
@@ -192,16 +182,15 @@ class Probe:
 
         async def run(**kwargs: Any) -> str:
             loop = asyncio.get_running_loop()
-            record = Run(
-                name, dict(kwargs), self.now(), timers=_timers(), started_at=loop.time(), since=self.since
-            )
+            record = Run(name, dict(kwargs), self.now(), started_at=loop.time(), since=self.since)
             with self._lock:
                 self.runs.append(record)
             try:
                 value = await body(**kwargs)
             except asyncio.CancelledError:
                 record.outcome = "cancelled"
-                record.cancelled_at = loop.time()
+                watch = _watch()
+                record.causes = None if watch is None else watch.causes()
                 raise
             except BaseException:
                 record.outcome = "raised"
@@ -359,7 +348,7 @@ def _drive(node: Any, probe: Probe, history: list, *, limit: float | None = None
             await asyncio.sleep(0)
         return out, took, [r.tool for r in probe.runs if r.outcome == "running"]
 
-    return run_learner(your_node, limit=limit, name="your node")
+    return run_learner(your_node, limit=limit, name="your node", loop_factory=watched_loop)
 
 
 def _outcome(
@@ -433,52 +422,40 @@ def _template(text: str, *remove: str) -> str:
     return re.sub(r"[\W\d_]+", " ", text).strip().lower()
 
 
-def _deadline_verdict(
-    ways: list[str], timeout: float, short: float, cut: float, cut_short: float | None
-) -> str | None:
-    """None if both hanging calls were cut by the node's own `timeout`, else what went wrong.
+def _deadline_verdict(cuts: list[tuple[str, float, float, float | None]]) -> str | None:
+    """None if both hanging calls were cut at the node's own `timeout`, else what went wrong.
 
-    `ways` are `Run.cut_by` for the node built with `timeout` and the one built with `short` ("not
-    cut" if that call was not cancelled). Where the timers set from the node's `Deadline` were seen,
-    the loop's own clock says whether the cut came at or after them: no margins, so a loaded machine
-    that delivers a cut late cannot fail a correct node. Where neither was seen (a number of the
-    learner's own, `t * 2`, or forms the check cannot follow such as `float(t)`), the cuts are timed:
-    a stall (0.3 s) between the deadline's start and the tool's can shorten a cut by as much, and
-    stalls after it lengthen it (three allowed on the long cut, two on the short one). So a number of
-    the learner's own of 0.75 s or more is seen there, and one under `timeout - 0.35`, and twice the
-    timeout.
+    `cuts` are (verdict, delay) of `Run.cut_by`, the node's timeout and the cut's length, for the
+    node built with `timeout` and the one built with a tenth of it. A cut judged by its timer needs
+    no margin of time. One no timer explains ("untimed": a loop the check cannot watch, or a cut
+    that came from another thread) is timed instead: a stall (0.3 s) between the deadline's start
+    and the tool's can shorten it by as much, and stalls after it lengthen it (three allowed on the
+    long cut, two on the short one).
     """
-    for way, value in zip(ways, (timeout, short), strict=True):
-        if way == "before its deadline":
+    for way, delay, value, _cut in cuts:
+        if way == "early":
             return (
-                f"with timeout={value:g} it was cancelled before that timeout was up: another deadline cut it"
+                f"with timeout={value:g} a timer due {delay:.2f} s after the node was called cut it: a "
+                "deadline shorter than the timeout"
             )
-        if way.startswith("another delay"):
-            delay = way.split(": ")[1]
+        if way == "late":
             return (
-                f"with timeout={value:g} the node set its timer to {delay}, a number computed from `timeout`"
+                f"with timeout={value:g} a timer due {delay:.2f} s after the node was called cut it: a "
+                "deadline longer than the timeout, or a wait after it"
             )
-    if ways == ["its deadline", "its deadline"]:
-        return None
-    if "its deadline" in ways:
-        used, other = (timeout, short) if ways[0] == "its deadline" else (short, timeout)
-        return (
-            f"the node set its timer from `timeout` with timeout={used:g} but not with timeout={other:g}: "
-            "a deadline that depends on the value, such as `max(timeout, 0.5)` or `min(timeout, 0.5)`, "
-            "is not the timeout"
-        )
-    if ways[1] == "not cut" or cut_short is None:
+    (way, _, timeout, cut), (short_way, _, short, cut_short) = cuts
+    if way == "untimed" and not timeout - 0.35 <= cut <= timeout + 0.9:
         return ""
-    if timeout - 0.35 <= cut <= timeout + 0.9 and cut_short <= short + 0.65:
-        return None
-    return ""
+    if short_way == "untimed" and (cut_short is None or cut_short > short + 0.65):
+        return ""
+    return None
 
 
 def check_node(MyToolNode: Any) -> str:  # noqa: N803 - the learner's class name
     cases = Cases("q1")
     rng = random.Random()
     nonce = uuid.UUID(int=rng.getrandbits(128)).hex[:6]
-    timeout = Deadline(round(TIMEOUT * rng.uniform(0.9, 1.1), 2))
+    timeout = round(TIMEOUT * rng.uniform(0.9, 1.1), 2)
     probe = Probe()
     search_name = rng.choice(SEARCH_NAMES)
     tools = make_tools(probe, nonce=nonce, search=search_name)
@@ -634,23 +611,26 @@ def check_node(MyToolNode: Any) -> str:  # noqa: N803 - the learner's class name
                 where=DEADLINE,
             )
         # the deadline is the node's own `timeout`: a node built with a much shorter one cuts sooner
-        short = Deadline(round(timeout / SHORTER, 3))
+        short = round(timeout / SHORTER, 3)
+        local = Probe()
+        fresh = make_tools(local, nonce=nonce, search=name)
+        quick = run_learner(MyToolNode, fresh, timeout=short, name="MyToolNode")
+        alone = Batch(rng, [(name, {"query": "tea"})])
+        again = _outcome(quick, local, [HumanMessage("go"), alone.ai], alone.ids, limit=HANG + core.LIMIT)
+        rerun = next((r for r in local.runs if r.tool == name), None)
         cut = search.end - search.start
-        ways = [search.cut_by(timeout)]
-        for _attempt in range(3):  # a stall can hide the short timer (due before the tool starts): retry
-            local = Probe()
-            fresh = make_tools(local, nonce=nonce, search=name)
-            quick = run_learner(MyToolNode, fresh, timeout=short, name="MyToolNode")
-            alone = Batch(rng, [(name, {"query": "tea"})])
-            _outcome(quick, local, [HumanMessage("go"), alone.ai], alone.ids, limit=HANG + core.LIMIT)
-            rerun = next((r for r in local.runs if r.tool == name), None)
-            cancelled = rerun is not None and rerun.outcome == "cancelled"
-            ways[1:] = [rerun.cut_by(short) if cancelled else "not cut"]
-            if ways[0] != "its deadline" or ways[1] != "untimed" and ways[1] != "not cut":
-                break
         cut_short = None if rerun is None or rerun.end is None else rerun.end - rerun.start
-        seen = "never run" if rerun is None else f"{rerun.outcome} after {cut_short:.2f} s"
-        verdict = _deadline_verdict(ways, timeout, short, cut, cut_short)
+        if rerun is None:
+            seen, verdict = "never run", ""
+        elif rerun.outcome != "cancelled" or name in again.running_at_return:
+            ended = "still running" if cut_short is None else f"{rerun.outcome} after {cut_short:.2f} s"
+            seen = f"{ended} when the node returned" if name in again.running_at_return else ended
+            verdict = "it was not cancelled" if name in again.running_at_return else ""
+        else:
+            seen = f"cancelled after {cut_short:.2f} s"
+            verdict = _deadline_verdict(
+                [(*search.cut_by(timeout), timeout, cut), (*rerun.cut_by(short), short, cut_short)]
+            )
         if verdict is not None:
             raise fail(
                 "the deadline must be the node's `timeout`",
@@ -659,7 +639,12 @@ def check_node(MyToolNode: Any) -> str:  # noqa: N803 - the learner's class name
                 observed=f"cut after {cut:.2f} s, and then {seen}" + (f": {verdict}" if verdict else ""),
                 where=DEADLINE,
                 why="use the `timeout` the node was built with (`self.timeout`), not a number of your own "
-                "or one derived from it",
+                "or one derived from it"
+                + (
+                    "; cancel every call whose deadline has passed"
+                    if verdict == "it was not cancelled"
+                    else ""
+                ),
             )
 
     cases.run(f"a hanging call is cancelled at the deadline ({timeout:g} s)", hanging)
