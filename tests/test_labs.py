@@ -844,6 +844,104 @@ class AnyioDeadline(Base):
             return self.error(call, f"Error: {exc!r}")
 
 
+class Reacts(Base):
+    """A call as a task; `expired(task)` says whether to cancel it (and when, by when it returns)."""
+
+    async def run(self, tool, call):
+        if self.timeout is None:
+            return await super().run(tool, call)
+        task = asyncio.ensure_future(tool.ainvoke(call["args"]))
+        if await self.expired(task):
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            return self.error(call, self.deadline(call))
+        try:
+            return ToolMessage(str(task.result()), name=call["name"], tool_call_id=call["id"])
+        except Exception as exc:
+            return self.error(call, f"Error: {exc!r}")
+
+    async def expired(self, task):
+        done, _ = await asyncio.wait({task}, timeout=self.timeout)
+        return not done
+
+
+class SpinsUntilTheDeadline(Reacts):
+    """Correct, if wasteful: `await asyncio.sleep(0)` until `loop.time() + timeout` has passed."""
+
+    async def expired(self, task):
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.timeout
+        while not task.done() and loop.time() < deadline:
+            await asyncio.sleep(0)
+        return not task.done()
+
+
+class ThreadTimer(Reacts):
+    """Correct: a `threading.Timer(timeout)` cancels the call through `call_soon_threadsafe` (no loop
+    timer: the check times this cut)."""
+
+    async def expired(self, task):
+        loop, passed = asyncio.get_running_loop(), threading.Event()
+        timer = threading.Timer(
+            self.seconds(), lambda: (passed.set(), loop.call_soon_threadsafe(task.cancel))
+        )
+        timer.start()
+        try:
+            await asyncio.wait({task})
+        finally:
+            timer.cancel()
+        return passed.is_set()
+
+    def seconds(self):
+        return self.timeout
+
+
+class ThreadTimerOwnNumber(ThreadTimer):
+    """Wrong: the same, with a number of its own (0.45 s) instead of `timeout`."""
+
+    def seconds(self):
+        return 0.45
+
+
+class SpinsAfterTheDeadline(Reacts):
+    """Wrong: at the deadline, a 1 s "grace" spent in `await asyncio.sleep(0)`, then the cut."""
+
+    async def expired(self, task):
+        if not await super().expired(task):
+            return False
+        loop = asyncio.get_running_loop()
+        end = loop.time() + 1.0
+        while loop.time() < end and not task.done():
+            await asyncio.sleep(0)
+        return not task.done()
+
+
+class BlocksAfterTheDeadline(Reacts):
+    """Wrong: at the deadline, `time.sleep(0.8)` ("flush the logs"), then the cut."""
+
+    async def expired(self, task):
+        if not await super().expired(task):
+            return False
+        time.sleep(0.8)
+        return True
+
+
+class CallAtAPastDeadline(Reacts):
+    """Wrong: waits `timeout + 0.6`, then `loop.call_at(deadline, task.cancel)`, its moment long gone."""
+
+    async def expired(self, task):
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.timeout
+        done, _ = await asyncio.wait({task}, timeout=self.timeout + 0.6)
+        if done:
+            return False
+        loop.call_at(deadline, task.cancel)
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.shield(task)
+        return False if not task.cancelled() else True
+
+
 class GracePeriod(Base):
     """Wrong: `asyncio.wait(timeout=self.timeout)`, then a 1 s grace before cancelling."""
 
@@ -1299,12 +1397,18 @@ def test_lab02_judges_the_deadline_by_the_timer_that_cut_the_call(quick_lab02):
         "a decoy timer from timeout, a deadline of 1.2 s": DecoyTimer,
         "a lone call never cancelled": LoneCallNotCancelled,
         "a lone call left running in a thread": LoneCallInAThread,
+        "a 1 s grace spent spinning": SpinsAfterTheDeadline,
+        "the loop blocked 0.8 s after the deadline": BlocksAfterTheDeadline,
+        "call_at a deadline long past": CallAtAPastDeadline,
+        "a thread timer with a number of its own": ThreadTimerOwnNumber,
         "the timeout itself": derived_deadline(lambda t: t),
         "float(timeout)": FloatCast,
         "polled every timeout / 20": Polling,
         "counted from the batch's start": FromBatchStart,
         "a warning timer at half the timeout beside it": HalfTimeWarning,
         "anyio.fail_after": AnyioDeadline,
+        "spinning on asyncio.sleep(0) until the deadline": SpinsUntilTheDeadline,
+        "a threading.Timer (timed)": ThreadTimer,
     }
     wrong = ("must be the node's `timeout`",)
     shorter, longer = (*wrong, "shorter than the timeout"), (*wrong, "longer than the timeout")
@@ -1321,7 +1425,11 @@ def test_lab02_judges_the_deadline_by_the_timer_that_cut_the_call(quick_lab02):
             "a decoy timer from timeout, a deadline of 1.2 s": longer,
             "a lone call never cancelled": (*wrong, "it was not cancelled", "cancel every call"),
             "a lone call left running in a thread": (*wrong, "it was not cancelled", "still running"),
-            **dict.fromkeys(list(answers)[-6:], ()),
+            "a 1 s grace spent spinning": (*wrong, "no timer explains it", "is not about"),
+            "the loop blocked 0.8 s after the deadline": (*wrong, "no timer explains it", "is not about"),
+            "call_at a deadline long past": longer,
+            "a thread timer with a number of its own": (*wrong, "did not come sooner"),
+            **dict.fromkeys(list(answers)[-8:], ()),
         },
     )
 

@@ -17,6 +17,7 @@ expected text passes.
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import random
 import re
@@ -62,24 +63,38 @@ GATHER = section("01_sequential_vs_gather", "2. `asyncio.gather`: overlap the wa
 @dataclass
 class Timer:
     """A timer the learner's node set on the check's loop (`loop.call_at`, which `call_later`,
-    `asyncio.timeout`, `wait_for` and `wait` all use): when it was due, and the loop's wait count
-    when it fired (None if it never did)."""
+    `asyncio.timeout`, `wait_for`, `wait` and anyio all use): when it was due and set, and, once it
+    fired, the loop's wait and turn counts and its clock at that moment."""
 
     when: float
+    set_at: float
     fired: int | None = None
+    fired_turn: int = 0
+    fired_at: float = 0.0
+
+
+CAUSE_TURNS = 25
+"""A timer caused a cancellation only if it fired at most this many turns of the loop before it:
+a deadline's cut reaches the tool within 1 to 4 turns in every correct node the suite tries
+(asyncio.timeout, wait_for, wait, call_later, anyio, a TaskGroup); a node that spins before it
+cancels (`await asyncio.sleep(0)` in a loop) takes thousands."""
+CAUSE_SECONDS = 0.7
+"""... and at most this many seconds of the loop's clock before it: a stall of the machine (0.3 s)
+can fall in those few turns, twice; a node that blocks the loop (`time.sleep`) after its
+deadline fired, before it cancels, is not let through."""
 
 
 class LoopWatch:
-    """What the check's event loop did: every timer set on it, and how often it waited.
+    """What the check's event loop did: every timer set on it, its turns, and how often it waited.
 
     The loop "waits" when it asks its selector for events with a timeout that is not 0: it had
-    nothing ready to run. A timer that fired after the loop's last wait is what woke it, so the
-    timers fired since then are what caused a cancellation that follows: a loaded machine adds
-    seconds, never a wait, so this needs no margin of time.
+    nothing ready to run. A timer that fired after the loop's last wait, a few turns before a
+    cancellation, is what caused it: a loaded machine adds seconds, never a wait, so this needs
+    no margin of time beyond `CAUSE_SECONDS`.
     """
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.waits = 0
+        self.waits = self.turns = 0
         self.timers: list[Timer] = []
         selector = getattr(loop, "_selector", None)  # CPython's selector and proactor loops
         self.watching = selector is not None and hasattr(selector, "select")
@@ -92,26 +107,63 @@ class LoopWatch:
                 return getattr(selector, name)
 
             def select(self, timeout: float | None = None) -> Any:
+                watch.turns += 1
                 if timeout is None or timeout > 0:
                     watch.waits += 1
                 return selector.select(timeout)
 
-        def watched_call_at(when: float, callback: Any, *args: Any, context: Any = None) -> Any:
-            timer = Timer(float(when))
+        @functools.wraps(call_at)
+        def watched_call_at(when: Any, callback: Any, *args: Any, context: Any = None) -> Any:
+            if (
+                not isinstance(when, (int, float))
+                or not callable(callback)
+                or inspect.iscoroutinefunction(callback)
+            ):
+                return call_at(when, callback, *args, context=context)  # asyncio's own errors
+            timer = Timer(float(when), loop.time())
             watch.timers.append(timer)
-
-            def fire(*a: Any) -> Any:
-                timer.fired = watch.waits
-                return callback(*a)
-
-            return call_at(when, fire, *args, context=context)
+            return call_at(when, _Fired(callback, timer, watch, loop), *args, context=context)
 
         loop._selector = Counting()  # noqa: SLF001 - the loop is the check's own
         loop.call_at = watched_call_at  # type: ignore[method-assign]
 
-    def causes(self) -> list[Timer]:
-        """The timers fired since the loop last waited."""
-        return [t for t in self.timers if t.fired is not None and t.fired == self.waits]
+    def causes(self, now: float) -> list[Timer]:
+        """The timers that caused a cancellation seen at loop time `now`: fired since the loop last
+        waited, within `CAUSE_TURNS` turns and `CAUSE_SECONDS`, and set for a time still to come (a
+        timer set once its moment had passed, `loop.call_at(deadline, task.cancel)` long after
+        `deadline`, is a late reaction, not the deadline)."""
+        return [
+            t
+            for t in self.timers
+            if t.fired == self.waits
+            and self.turns - t.fired_turn <= CAUSE_TURNS
+            and now - t.fired_at <= CAUSE_SECONDS
+            and t.when >= t.set_at - 0.02
+        ]
+
+
+class _Fired:
+    """A timer's callback, noting when it runs; equal to the callback it wraps (as asyncio's
+    handles compare their callbacks)."""
+
+    def __init__(
+        self, callback: Any, timer: Timer, watch: LoopWatch, loop: asyncio.AbstractEventLoop
+    ) -> None:
+        self.callback, self.timer, self.watch, self.loop = callback, timer, watch, loop
+
+    def __call__(self, *args: Any) -> Any:
+        self.timer.fired, self.timer.fired_turn = self.watch.waits, self.watch.turns
+        self.timer.fired_at = self.loop.time()
+        return self.callback(*args)
+
+    def __eq__(self, other: object) -> bool:
+        return self.callback == (other.callback if isinstance(other, _Fired) else other)
+
+    def __hash__(self) -> int:
+        return hash(self.callback)
+
+    def __repr__(self) -> str:
+        return repr(self.callback)
 
 
 def watched_loop() -> asyncio.AbstractEventLoop:
@@ -190,7 +242,7 @@ class Probe:
             except asyncio.CancelledError:
                 record.outcome = "cancelled"
                 watch = _watch()
-                record.causes = None if watch is None else watch.causes()
+                record.causes = None if watch is None else watch.causes(loop.time())
                 raise
             except BaseException:
                 record.outcome = "raised"
@@ -430,7 +482,9 @@ def _deadline_verdict(cuts: list[tuple[str, float, float, float | None]]) -> str
     no margin of time. One no timer explains ("untimed": a loop the check cannot watch, or a cut
     that came from another thread) is timed instead: a stall (0.3 s) between the deadline's start
     and the tool's can shorten it by as much, and stalls after it lengthen it (three allowed on the
-    long cut, two on the short one).
+    long cut, two on the short one); and the short cut must come well before the long one, so a
+    number of the learner's own (the same for both) is seen. A floor such as `max(timeout, 0.5)`
+    is seen only by the timers.
     """
     for way, delay, value, _cut in cuts:
         if way == "early":
@@ -445,9 +499,11 @@ def _deadline_verdict(cuts: list[tuple[str, float, float, float | None]]) -> str
             )
     (way, _, timeout, cut), (short_way, _, short, cut_short) = cuts
     if way == "untimed" and not timeout - 0.35 <= cut <= timeout + 0.9:
-        return ""
-    if short_way == "untimed" and (cut_short is None or cut_short > short + 0.65):
-        return ""
+        return f"timed, as no timer explains it: {cut:.2f} s is not about {timeout:g} s"
+    if short_way == "untimed" and cut_short is not None and cut_short > short + 0.65:
+        return f"timed, as no timer explains it: {cut_short:.2f} s is not about {short:g} s"
+    if "untimed" in (way, short_way) and cut_short is not None and cut_short > cut * 0.75:
+        return "timed, as no timer explains it: the cut did not come sooner with a tenth of the timeout"
     return None
 
 
@@ -625,7 +681,13 @@ def check_node(MyToolNode: Any) -> str:  # noqa: N803 - the learner's class name
         elif rerun.outcome != "cancelled" or name in again.running_at_return:
             ended = "still running" if cut_short is None else f"{rerun.outcome} after {cut_short:.2f} s"
             seen = f"{ended} when the node returned" if name in again.running_at_return else ended
-            verdict = "it was not cancelled" if name in again.running_at_return else ""
+            verdict = (
+                "it was not cancelled"
+                if name in again.running_at_return
+                else "it was never cut"
+                if rerun.outcome == "returned"
+                else ""
+            )
         else:
             seen = f"cancelled after {cut_short:.2f} s"
             verdict = _deadline_verdict(
