@@ -192,28 +192,30 @@ class Run:
     since: float | None = None
     """The loop's clock when the node was called (`Probe.since`)."""
     causes: list[Timer] | None = None
-    """When cancelled on a watched loop: the timers fired since the loop last waited."""
+    """When cancelled on a watched loop: the timers that caused it (`LoopWatch.causes`)."""
+    cancelled_at: float | None = None
+    """The loop's clock when the tool saw its `CancelledError`."""
 
     def cut_by(self, timeout: float) -> tuple[str, float]:
-        """Which timer cut this cancelled run, against a node `timeout`: (verdict, its delay).
+        """Which timer cut this cancelled run, against a node `timeout`: (verdict, seconds).
 
-        The delay is the timer's due time less the node's call. The node's own deadline is due
-        `timeout` after the call began, which is between the node's call and the tool's start (a
-        stall there can only move it later), plus a tenth of it for a deadline a node checks in
-        steps:
-        - ("its deadline", d): a timer fired just before the cut, due within that window;
-        - ("early", d) / ("late", d): the timer that cut it was due before / after that window;
-        - ("untimed", 0.0): no timer fired just before the cut, or the loop is not watched (the
-          check then times the cut).
+        The node's own deadline is due `timeout` after the call began, which is between the node's
+        call and the tool's start (a stall there can only move it later), plus a tenth of it for a
+        deadline a node checks in steps. The seconds are counted from the node's call:
+        - ("early", s): the cut itself came `s` seconds after the call, before `timeout` (on the
+          loop's own clock: a loaded machine only makes a cut later);
+        - ("its deadline", s): a timer due `s` seconds after the call, within that window, cut it;
+        - ("late", s): the timer that cut it was due later than that;
+        - ("untimed", 0.0): no timer explains the cut, or the loop is not watched (the check then
+          times the cut).
         """
-        if not self.causes or self.since is None or self.started_at is None:
+        if not self.causes or self.since is None or self.started_at is None or self.cancelled_at is None:
             return "untimed", 0.0
-        low, high = self.since + timeout - 0.005, self.started_at + timeout * 1.1 + 0.005
-        for timer in self.causes:
-            if low <= timer.when <= high:
-                return "its deadline", timer.when - self.since
-        timer = max(self.causes, key=lambda t: t.when)
-        return ("early" if timer.when < low else "late"), timer.when - self.since
+        if self.cancelled_at < self.since + timeout - 0.02:  # 0.02: a coarse clock's step (Windows)
+            return "early", self.cancelled_at - self.since
+        high = self.started_at + timeout * 1.1 + 0.005
+        due = min(t.when for t in self.causes)
+        return ("its deadline" if due <= high else "late"), due - self.since
 
 
 class Probe:
@@ -241,8 +243,8 @@ class Probe:
                 value = await body(**kwargs)
             except asyncio.CancelledError:
                 record.outcome = "cancelled"
-                watch = _watch()
-                record.causes = None if watch is None else watch.causes(loop.time())
+                watch, record.cancelled_at = _watch(), loop.time()
+                record.causes = None if watch is None else watch.causes(record.cancelled_at)
                 raise
             except BaseException:
                 record.outcome = "raised"
@@ -489,8 +491,8 @@ def _deadline_verdict(cuts: list[tuple[str, float, float, float | None]]) -> str
     for way, delay, value, _cut in cuts:
         if way == "early":
             return (
-                f"with timeout={value:g} a timer due {delay:.2f} s after the node was called cut it: a "
-                "deadline shorter than the timeout"
+                f"with timeout={value:g} it was cut {delay:.2f} s after the node was called: a deadline "
+                "shorter than the timeout"
             )
         if way == "late":
             return (
