@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 import threading
 import types
 from collections import OrderedDict
@@ -956,6 +957,21 @@ REFUSAL = (
 )
 def test_lab08_accepts_a_command_refusal_and_a_sync_guard_alone(namespace, capsys):
     accepted(lab08.q1, namespace, capsys)
+
+
+def test_lab08_the_unapproved_probe_never_reuses_the_approved_turns_file(monkeypatch):
+    """The solution was refused about once in 1,800 checks: the probe drew the path the approved turn
+    had deleted, and read that deletion as its own call running unapproved. Here every draw but the
+    fourth and later is that path: the approved turn's, and the probe's first two."""
+    drawn = []
+
+    def same_path_first(rng):
+        drawn.append(1)
+        return "/tmp/old-734.log" if len(drawn) <= 3 else f"/tmp/spare-{100 + len(drawn)}.log"
+
+    monkeypatch.setattr(lab08, "_path", same_path_first)
+    lab08._probe(SOL08["build_graph"], random.Random(0))  # raised CheckFailed before the fix
+    assert len(drawn) >= 4
 
 
 def test_lab08_approval_by_position_always_fails():

@@ -370,6 +370,8 @@ def _probe(build_graph: Any, rng: random.Random) -> None:
         batch = [{"name": "delete_file", "args": {}}]
     for way in ("invoke", "ainvoke"):
         path = _path(rng)
+        while path in effects.deleted:  # the approved turn's file: its deletion would read as this call's
+            path = _path(rng)
         calls = [{**c, "args": {"path": path}} if c["name"] == "delete_file" else c for c in batch]
         message = _message(calls, rng)
         risky = next(c for c in message.tool_calls if c["name"] == "delete_file")
