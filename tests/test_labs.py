@@ -650,8 +650,12 @@ class Base:
         return ToolMessage(text, name=call["name"], tool_call_id=call["id"], status="error")
 
     async def run(self, tool, call):
+        return await self.within(self.timeout, tool, call)
+
+    async def within(self, seconds, tool, call):
+        """The call's answer under `asyncio.timeout(seconds)`: the deadline's text once it expired."""
         try:
-            async with asyncio.timeout(self.timeout) as scope:
+            async with asyncio.timeout(seconds) as scope:
                 return ToolMessage(
                     str(await tool.ainvoke(call["args"])), name=call["name"], tool_call_id=call["id"]
                 )
@@ -799,17 +803,7 @@ class FromBatchStart(Base):
     async def run(self, tool, call):
         spent = asyncio.get_running_loop().time() - self.started
         remaining = None if self.timeout is None else max(0.0, self.timeout - spent)
-        try:
-            async with asyncio.timeout(remaining) as scope:
-                return ToolMessage(
-                    str(await tool.ainvoke(call["args"])), name=call["name"], tool_call_id=call["id"]
-                )
-        except TimeoutError as exc:
-            if scope.expired():
-                return self.error(call, self.deadline(call))
-            return self.error(call, f"Error: {exc!r}")
-        except Exception as exc:
-            return self.error(call, f"Error: {exc!r}")
+        return await self.within(remaining, tool, call)
 
 
 class HalfTimeWarning(Base):
@@ -993,16 +987,7 @@ class DecoyTimer(Base):
             return await super().run(tool, call)
         decoy = asyncio.get_running_loop().call_later(self.timeout, lambda: None)
         try:
-            async with asyncio.timeout(1.2) as scope:
-                return ToolMessage(
-                    str(await tool.ainvoke(call["args"])), name=call["name"], tool_call_id=call["id"]
-                )
-        except TimeoutError as exc:
-            if scope.expired():
-                return self.error(call, self.deadline(call))
-            return self.error(call, f"Error: {exc!r}")
-        except Exception as exc:
-            return self.error(call, f"Error: {exc!r}")
+            return await self.within(1.2, tool, call)
         finally:
             decoy.cancel()
 
@@ -1176,18 +1161,7 @@ def derived_deadline(rule):
 
     class Derived(Base):
         async def run(self, tool, call):
-            limit = None if self.timeout is None else rule(self.timeout)
-            try:
-                async with asyncio.timeout(limit) as scope:
-                    return ToolMessage(
-                        str(await tool.ainvoke(call["args"])), name=call["name"], tool_call_id=call["id"]
-                    )
-            except TimeoutError as exc:
-                if scope.expired():
-                    return self.error(call, f"Error: {call['name']} took longer than {limit} s.")
-                return self.error(call, f"Error: {exc!r}")
-            except Exception as exc:
-                return self.error(call, f"Error: {exc!r}")
+            return await self.within(None if self.timeout is None else rule(self.timeout), tool, call)
 
     return Derived
 

@@ -680,16 +680,12 @@ def check_node(MyToolNode: Any) -> str:  # noqa: N803 - the learner's class name
         cut_short = None if rerun is None or rerun.end is None else rerun.end - rerun.start
         if rerun is None:
             seen, verdict = "never run", ""
-        elif rerun.outcome != "cancelled" or name in again.running_at_return:
+        elif name in again.running_at_return:
             ended = "still running" if cut_short is None else f"{rerun.outcome} after {cut_short:.2f} s"
-            seen = f"{ended} when the node returned" if name in again.running_at_return else ended
-            verdict = (
-                "it was not cancelled"
-                if name in again.running_at_return
-                else "it was never cut"
-                if rerun.outcome == "returned"
-                else ""
-            )
+            seen, verdict = f"{ended} when the node returned", "it was not cancelled"
+        elif rerun.outcome != "cancelled":
+            seen = f"{rerun.outcome} after {cut_short:.2f} s"
+            verdict = "it was never cut" if rerun.outcome == "returned" else ""
         else:
             seen = f"cancelled after {cut_short:.2f} s"
             verdict = _deadline_verdict(

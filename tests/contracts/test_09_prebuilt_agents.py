@@ -384,7 +384,6 @@ def lookup_traffic(city: str) -> str:
     return f"{city}: light traffic"
 
 
-
 BOOK = [{"name": "lookup_weather", "args": {"city": "Paris"}},
         {"name": "book_table", "args": {"city": "Paris"}}]
 TRAFFIC = [{"name": "lookup_weather", "args": {"city": "Paris"}},
