@@ -1122,3 +1122,10 @@ def test_lab12_code_replaced_from_a_cell_before_the_import_is_refused():
     finally:
         lab12.Ran.add = original
         lab12._take_guard()
+
+
+def test_lab12_progress_pages_are_all_different_so_the_broken_one_fails_where_it_is_drawn():
+    """Seed 1521001 drew the broken page's URL twice (pages 2 and 3): the crawl failed a page early
+    and the solution was refused (about once in 700,000 checks)."""
+    ns = solution_namespace("12")
+    assert lab12.check_progress(ns["make_crawl_tool"], ns["progress_events"], seed=1521001)

@@ -527,8 +527,15 @@ class Fetcher:
 
 
 def _urls(rng: random.Random, n: int) -> list[str]:
+    """`n` different URLs: the broken page is found by URL, so a repeat of it earlier would fail the
+    crawl there, too soon."""
     site = rng.choice(["docs", "blog", "shop", "wiki"])
-    return [f"https://{site}.example/{rng.getrandbits(20):05x}" for _ in range(n)]
+    pages: list[str] = []
+    while len(pages) < n:
+        page = f"https://{site}.example/{rng.getrandbits(20):05x}"
+        if page not in pages:
+            pages.append(page)
+    return pages
 
 
 def expected_events(urls: list[str], upto: int | None = None) -> list[dict]:
