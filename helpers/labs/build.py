@@ -221,6 +221,12 @@ def grade(nb: nbformat.NotebookNode, name: str) -> list[Result]:
     return results
 
 
+def cell_timeout(cell: nbformat.NotebookNode) -> int:
+    """Seconds `run_notebook` gives `cell`: `EXERCISE_TIMEOUT` for a grading cell, else `CELL_TIMEOUT`."""
+    key = cell.get("metadata", {}).get("grading")
+    return EXERCISE_TIMEOUT if key not in (None, "learner") else CELL_TIMEOUT
+
+
 def run_notebook(path: Path, nb: nbformat.NotebookNode | None = None) -> nbformat.NotebookNode:
     """Execute a notebook in a fresh kernel, carrying on past errors and past a cell that hangs
     (interrupted after `CELL_TIMEOUT` s, or `EXERCISE_TIMEOUT` s for a grading cell). The kernel's
@@ -228,14 +234,9 @@ def run_notebook(path: Path, nb: nbformat.NotebookNode | None = None) -> nbforma
     from nbclient import NotebookClient
 
     nb = nb if nb is not None else nbformat.read(path, as_version=4)
-
-    def timeout_for(cell: nbformat.NotebookNode) -> int:
-        key = cell.get("metadata", {}).get("grading")
-        return EXERCISE_TIMEOUT if key not in (None, "learner") else CELL_TIMEOUT
-
     client = NotebookClient(
         nb,
-        timeout_func=timeout_for,
+        timeout_func=cell_timeout,
         kernel_name="python3",
         allow_errors=True,
         interrupt_on_timeout=True,
