@@ -1,7 +1,10 @@
-"""The two assertions the lab-check test modules share: a check passes a namespace, or refuses it
-with a message that names the mistake and fits one screen."""
+"""What the lab-check test modules share: a check passes a namespace, or refuses it with a message
+that names the mistake and fits one screen; and many answers run through one check at once, each
+verdict held to what it must say."""
 
 from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -27,3 +30,34 @@ def rejected(exercise, namespace: dict, *phrases: str, max_lines: int = 25) -> s
     assert "Traceback" not in message, message
     assert len(message.splitlines()) <= max_lines, message  # the verdict fits the first screen
     return message
+
+
+def verdicts(checker, answers: dict) -> dict[str, str]:
+    """Run `checker(answer)` for every answer at once; 'PASS' or the CheckFailed message."""
+
+    def one(answer):
+        try:
+            checker(answer)
+        except CheckFailed as exc:
+            return str(exc)
+        return "PASS"
+
+    with ThreadPoolExecutor(max_workers=6) as pool:  # more would make the CPU, not the checks, the limit
+        futures = {name: pool.submit(one, answer) for name, answer in answers.items()}
+        return {name: future.result() for name, future in futures.items()}
+
+
+def assert_verdicts(results: dict[str, str], expected: dict[str, tuple[str, ...]]) -> None:
+    """`expected[name]` is () for an accepted answer, else the phrases its message must contain."""
+    problems = []
+    for name, phrases in expected.items():
+        got = results[name]
+        if not phrases:
+            if got != "PASS":
+                problems.append(f"{name}: a correct answer was refused:\n{got}")
+            continue
+        if got == "PASS":
+            problems.append(f"{name}: a wrong answer passed")
+            continue
+        problems += [f"{name}: {p!r} missing from:\n{got}" for p in ("not yet", *phrases) if p not in got]
+    assert not problems, "\n\n".join(problems)

@@ -1,0 +1,525 @@
+# ruff: noqa: B905 - the learner answers below are written the way learners write them
+"""Lab 01 as a learner meets it: for both exercises, correct alternatives are accepted and the wrong
+answers beginners write (hard-coded output, partial concurrency, completion order, ids by position,
+`asyncio.run` inside a loop, coroutines never awaited, ...) are rejected with a message naming the
+mistake; the verdicts survive a stall.
+
+The learner answers below run concurrently (their checks mostly wait), so the whole set stays fast.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import time
+
+import pytest
+from lab_checks import assert_verdicts, rejected, verdicts
+
+import helpers.labs as core
+from helpers.labs import lab01
+
+
+async def gather_calls(calls, tools_by_name):
+    results = await asyncio.gather(*(tools_by_name[c["name"]].ainvoke(c["args"]) for c in calls))
+    return list(zip([c["id"] for c in calls], results))
+
+
+async def taskgroup_calls(calls, tools_by_name):
+    async with asyncio.TaskGroup() as group:
+        tasks = [group.create_task(tools_by_name[c["name"]].ainvoke(c["args"])) for c in calls]
+    return [(c["id"], t.result()) for c, t in zip(calls, tasks)]
+
+
+class CallRunner:
+    """A callable object, as a learner who likes classes writes it."""
+
+    async def __call__(self, calls, tools_by_name):
+        return await gather_calls(calls, tools_by_name)
+
+
+def logged(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return fn(*args, **kwargs)  # a sync wrapper returning the coroutine
+
+    return wrapper
+
+
+async def tool_messages(calls, tools_by_name):  # ainvoke(call) returns a ToolMessage
+    results = await asyncio.gather(*(tools_by_name[c["name"]].ainvoke(c) for c in calls))
+    return [(c["id"], r) for c, r in zip(calls, results)]
+
+
+async def one_by_one(calls, tools_by_name):
+    return [(c["id"], await tools_by_name[c["name"]].ainvoke(c["args"])) for c in calls]
+
+
+async def first_two_then_gather(calls, tools_by_name):
+    first = [(c["id"], await tools_by_name[c["name"]].ainvoke(c["args"])) for c in calls[:2]]
+    return first + await gather_calls(calls[2:], tools_by_name)
+
+
+async def first_then_gather(calls, tools_by_name):
+    first = [(calls[0]["id"], await tools_by_name[calls[0]["name"]].ainvoke(calls[0]["args"]))]
+    return first + await gather_calls(calls[1:], tools_by_name)
+
+
+async def as_they_finish(calls, tools_by_name):
+    done = []
+
+    async def one(c):
+        done.append((c["id"], await tools_by_name[c["name"]].ainvoke(c["args"])))
+
+    await asyncio.gather(*(one(c) for c in calls))
+    return done
+
+
+async def hard_coded(calls, tools_by_name):
+    return [
+        ("call-0", "Paris: sunny, 25 °C"),
+        ("call-1", "Paris: the Louvre"),
+        ("call-2", "London: cloudy, 18 °C"),
+        ("call-3", "London: the Tower of London"),
+        ("call-4", "Tokyo: light rain, 21 °C"),
+        ("call-5", "Tokyo: Senso-ji"),
+    ]
+
+
+async def notebook_tools(calls, tools_by_name):  # the notebook's TOOLS, not the ones passed in
+    return await gather_calls(calls, lab01.TOOLS)
+
+
+async def ids_by_position(calls, tools_by_name):
+    results = await asyncio.gather(*(tools_by_name[c["name"]].ainvoke(c["args"]) for c in calls))
+    return [(f"call-{i}", r) for i, r in enumerate(results)]
+
+
+async def one_tool_for_all(calls, tools_by_name):
+    weather = tools_by_name["lookup_weather"]
+    results = await asyncio.gather(*(weather.ainvoke(c["args"]) for c in calls))
+    return list(zip([c["id"] for c in calls], results))
+
+
+def sync_run_calls(calls, tools_by_name):  # a sync def calling async-only tools
+    return [(c["id"], tools_by_name[c["name"]].invoke(c["args"])) for c in calls]
+
+
+def test_lab01_speedup_of_no_calls_is_zero_not_a_crash():
+    from helpers.timing import CallRecorder
+
+    assert lab01.speedup(CallRecorder()) == 0.0
+
+
+def test_lab01_q1_accepts_correct_alternatives_and_names_each_wrong_answer():
+    answers = {
+        "gather": gather_calls,
+        "TaskGroup": taskgroup_calls,
+        "callable object": CallRunner(),
+        "decorated function": logged(gather_calls),
+        "ainvoke(call) → ToolMessage": tool_messages,
+        "one by one": one_by_one,
+        "first two awaited, rest gathered": first_two_then_gather,
+        "first awaited, rest gathered": first_then_gather,
+        "completion order": as_they_finish,
+        "hard-coded answers": hard_coded,
+        "the notebook's TOOLS": notebook_tools,
+        "ids by position": ids_by_position,
+        "one tool for every call": one_tool_for_all,
+        "sync def": sync_run_calls,
+    }
+    assert_verdicts(
+        verdicts(lab01.check_run_calls, answers),
+        {
+            "gather": (),
+            "TaskGroup": (),
+            "callable object": (),
+            "decorated function": (),
+            "ainvoke(call) → ToolMessage": (),
+            "one by one": ("one after another", "at most 1 in flight"),
+            "first two awaited, rest gathered": (
+                "ran on their own before the rest",
+                "only partly concurrent",
+            ),
+            "first awaited, rest gathered": ("ran on its own before the rest", "only partly concurrent"),
+            "completion order": ("call order", "completion order"),
+            "hard-coded answers": ("does not fit another batch", "0 tool run(s) recorded"),
+            "the notebook's TOOLS": ("0 tool run(s) recorded", "through the tools given"),
+            "ids by position": ("with their own `call['id']`",),
+            "one tool for every call": ("each call runs its own tool",),
+            "sync def": ("langchain-core raised NotImplementedError", "await tool.ainvoke"),
+        },
+    )
+
+
+async def per_country(countries, capital, weather, sight):
+    async def one(country):
+        city = await capital(country)
+        forecast, landmark = await asyncio.gather(weather(city), sight(city))
+        return f"{country}: {forecast}; {landmark}"
+
+    return list(await asyncio.gather(*(one(c) for c in countries)))
+
+
+async def two_phases(countries, capital, weather, sight):  # all capitals, then every lookup
+    cities = await asyncio.gather(*(capital(c) for c in countries))
+    found = await asyncio.gather(*(weather(c) for c in cities), *(sight(c) for c in cities))
+    n = len(cities)
+    return [f"{c}: {found[i]}; {found[n + i]}" for i, c in enumerate(countries)]
+
+
+async def taskgroups(countries, capital, weather, sight):
+    async def one(country):
+        city = await capital(country)
+        async with asyncio.TaskGroup() as group:
+            w, s = group.create_task(weather(city)), group.create_task(sight(city))
+        return f"{country}: {w.result()}; {s.result()}"
+
+    async with asyncio.TaskGroup() as group:
+        tasks = [group.create_task(one(c)) for c in countries]
+    return [t.result() for t in tasks]
+
+
+async def countries_in_turn(countries, capital, weather, sight):
+    lines = []
+    for country in countries:
+        city = await capital(country)
+        forecast, landmark = await asyncio.gather(weather(city), sight(city))
+        lines.append(f"{country}: {forecast}; {landmark}")
+    return lines
+
+
+async def first_country_alone(countries, capital, weather, sight):
+    first = await per_country(countries[:1], capital, weather, sight)
+    return first + await per_country(countries[1:], capital, weather, sight)
+
+
+async def lookups_in_turn(countries, capital, weather, sight):
+    async def one(country):
+        city = await capital(country)
+        return f"{country}: {await weather(city)}; {await sight(city)}"
+
+    return list(await asyncio.gather(*(one(c) for c in countries)))
+
+
+async def everything_at_once(countries, capital, weather, sight):  # the dependency skipped
+    found = await asyncio.gather(*(weather(c) for c in countries), *(sight(c) for c in countries))
+    return [f"{c}: {found[i]}; {found[len(countries) + i]}" for i, c in enumerate(countries)]
+
+
+async def hard_coded_report(countries, capital, weather, sight):
+    return [
+        "France: Paris: sunny, 25 °C; Paris: the Louvre",
+        "England: London: cloudy, 18 °C; London: the Tower of London",
+        "Japan: Tokyo: light rain, 21 °C; Tokyo: Senso-ji",
+    ]
+
+
+async def in_completion_order(countries, capital, weather, sight):
+    lines = []
+
+    async def one(country):
+        city = await capital(country)
+        forecast, landmark = await asyncio.gather(weather(city), sight(city))
+        lines.append(f"{country}: {forecast}; {landmark}")
+
+    await asyncio.gather(*(one(c) for c in countries))
+    return lines
+
+
+async def forgot_return(countries, capital, weather, sight):
+    await per_country(countries, capital, weather, sight)
+
+
+def test_lab01_q2_accepts_correct_alternatives_and_names_each_wrong_answer():
+    answers = {
+        "per-country gather": per_country,
+        "two phases": two_phases,
+        "TaskGroups": taskgroups,
+        "countries in turn": countries_in_turn,
+        "first country alone": first_country_alone,
+        "city lookups in turn": lookups_in_turn,
+        "dependency skipped": everything_at_once,
+        "hard-coded report": hard_coded_report,
+        "completion order": in_completion_order,
+        "no return": forgot_return,
+    }
+    assert_verdicts(
+        verdicts(lab01.check_trip_report, answers),
+        {
+            "per-country gather": (),
+            "two phases": (),
+            "TaskGroups": (),
+            "countries in turn": ("the countries ran one after another",),
+            "first country alone": ("awaited on their own before the others were gathered",),
+            "city lookups in turn": ("weather(city) and sight(city) in flight at the same time",),
+            "dependency skipped": (
+                "`unknown` means a city lookup ran with the country",
+                "`capital(country)` never ran",
+            ),
+            "hard-coded report": ("drawn at random", "not be written out"),
+            "completion order": ("completion order; keep the order of `countries`",),
+            "no return": ("None means the function has no `return`",),
+        },
+    )
+
+
+def test_lab01_q2_names_the_structure_that_failed_not_a_speedup_that_passed():
+    message = verdicts(lab01.check_trip_report, {"x": first_country_alone})["x"]
+    assert "the countries handled together" in message and "at least 1.3x" not in message
+
+
+@pytest.mark.timing
+@pytest.mark.parametrize("after", [0.005, 0.05], ids=["early", "late"])
+def test_lab01_verdicts_survive_a_stall(after, capsys):
+    async def stall(seconds: float = 0.3) -> None:
+        await asyncio.sleep(after)
+        time.sleep(seconds)  # a loaded machine freezes the loop
+
+    async def run_calls(calls, tools_by_name):
+        results, _ = await asyncio.gather(gather_calls(calls, tools_by_name), stall())
+        return results
+
+    async def trip_report(countries, capital, weather, sight):
+        lines, _ = await asyncio.gather(per_country(countries, capital, weather, sight), stall())
+        return lines
+
+    lab01.q1.check({"run_calls": run_calls})
+    lab01.q2.check({"trip_report": trip_report})
+    assert capsys.readouterr().out.count("✔") == 2
+
+
+def test_lab01_hints_are_tiered(capsys):
+    lab01.q1.hint()
+    lab01.q1.hint(2)
+    first, second = capsys.readouterr().out.split("Hint 2/2")
+    assert "Hint 1/2" in first and "q1.hint(2)" in first and "gather" in second
+
+
+# -- messages that name the learner's real mistake ------------------------------------------------
+async def as_completed_zipped(calls, tools_by_name):  # completion order, zipped with the calls' ids
+    coros = [tools_by_name[c["name"]].ainvoke(c["args"]) for c in calls]
+    results = [await next_done for next_done in asyncio.as_completed(coros)]
+    return list(zip([c["id"] for c in calls], results))
+
+
+async def as_completed_zipped_messages(calls, tools_by_name):  # the same with ainvoke(call)
+    coros = [tools_by_name[c["name"]].ainvoke(c) for c in calls]
+    results = [await next_done for next_done in asyncio.as_completed(coros)]
+    return list(zip([c["id"] for c in calls], results))
+
+
+def test_lab01_q1_as_completed_zipped_with_the_calls_says_completion_order_and_wrong_ids():
+    results = verdicts(
+        lab01.check_run_calls, {"strings": as_completed_zipped, "messages": as_completed_zipped_messages}
+    )
+    for message in results.values():
+        first = message.split("other calls")[0]  # the notebook's batch: distinct delays per city
+        for phrase in (
+            "not yet",
+            "matched to the wrong call ids",
+            "came back in completion order",
+            "`asyncio.as_completed` yields in completion order",
+            "“3. Results in argument order, completion in another”",
+        ):
+            assert phrase in first, f"{phrase!r} missing from:\n{message}"
+        assert "each call runs its own tool" not in message
+
+
+async def lowered_country(countries, capital, weather, sight):
+    async def one(country):
+        city = await capital(country.lower())
+        forecast, landmark = await asyncio.gather(weather(city), sight(city))
+        return f"{country}: {forecast}; {landmark}"
+
+    return list(await asyncio.gather(*(one(c) for c in countries)))
+
+
+async def uppered_city(countries, capital, weather, sight):
+    async def one(country):
+        city = await capital(country)
+        forecast, landmark = await asyncio.gather(weather(city.upper()), sight(city))
+        return f"{country}: {forecast}; {landmark}"
+
+    return list(await asyncio.gather(*(one(c) for c in countries)))
+
+
+def test_lab01_q2_a_changed_name_is_named_with_its_argument():
+    results = verdicts(lab01.check_trip_report, {"country": lowered_country, "city": uppered_city})
+    country = results["country"]
+    for phrase in (
+        "not yet",
+        "called with a country name the course did not give",
+        "capital('france') for 'France'",
+        "“4. Dependent calls stay sequential”",
+    ):
+        assert phrase in country, f"{phrase!r} missing from:\n{country}"
+    # the false messages this answer used to get: it neither skipped the capital nor never called it
+    assert "a city lookup ran with the country" not in country
+    assert "`capital(country)` never ran" not in country
+    city = results["city"]
+    for phrase in ("not yet", "called with a changed city", "weather('PARIS') for 'Paris'"):
+        assert phrase in city, f"{phrase!r} missing from:\n{city}"
+    assert "a city lookup ran with the country" not in city
+
+
+def test_lab01_a_hang_on_the_first_batch_is_reported_once_and_the_second_not_tried(monkeypatch):
+    monkeypatch.setattr(core, "LIMIT", 0.5)
+    started = []
+
+    async def hanging_calls(calls, tools_by_name):
+        started.append(len(calls))
+        await asyncio.Event().wait()
+
+    async def hanging_trip(countries, capital, weather, sight):
+        started.append(len(countries))
+        await asyncio.Event().wait()
+
+    for exercise, name, fn in (
+        (lab01.q1, "run_calls", hanging_calls),
+        (lab01.q2, "trip_report", hanging_trip),
+    ):
+        started.clear()
+        message = rejected(exercise, {name: fn}, "did not return within 0.5 s", "not tried", "hung first")
+        assert started == [len(lab01.CALLS) if name == "run_calls" else len(lab01.COUNTRIES)], started
+        assert message.count("did not return within") == 1, message
+        assert "The check cancelled it." in message  # the kernel is usable: nothing left running
+
+
+async def await_in_for_loop(calls, tools_by_name):
+    answers = []
+    for call in calls:
+        answers.append((call["id"], await tools_by_name[call["name"]].ainvoke(call["args"])))
+    return answers
+
+
+async def create_task_then_await_each(calls, tools_by_name):
+    answers = []
+    for call in calls:
+        task = asyncio.create_task(tools_by_name[call["name"]].ainvoke(call["args"]))
+        answers.append((call["id"], await task))  # awaited before the next task is made
+    return answers
+
+
+async def dict_by_id(calls, tools_by_name):
+    results = await asyncio.gather(*(tools_by_name[c["name"]].ainvoke(c["args"]) for c in calls))
+    return {c["id"]: r for c, r in zip(calls, results)}
+
+
+async def ids_from_the_shown_batch(calls, tools_by_name):
+    results = await asyncio.gather(*(tools_by_name[c["name"]].ainvoke(c["args"]) for c in calls))
+    return list(zip(["call-0", "call-1", "call-2", "call-3", "call-4", "call-5"], results))
+
+
+def asyncio_run_inside(calls, tools_by_name):
+    async def main():
+        return await asyncio.gather(*(tools_by_name[c["name"]].ainvoke(c["args"]) for c in calls))
+
+    return list(zip([c["id"] for c in calls], asyncio.run(main())))
+
+
+async def gather_of_sync_invoke(calls, tools_by_name):
+    jobs = (asyncio.to_thread(tools_by_name[c["name"]].invoke, c["args"]) for c in calls)
+    return list(zip([c["id"] for c in calls], await asyncio.gather(*jobs)))
+
+
+async def strings_without_ids(calls, tools_by_name):
+    return list(await asyncio.gather(*(tools_by_name[c["name"]].ainvoke(c["args"]) for c in calls)))
+
+
+async def tool_messages_without_ids(calls, tools_by_name):
+    return list(await asyncio.gather(*(tools_by_name[c["name"]].ainvoke(c) for c in calls)))
+
+
+async def str_of_tool_messages(calls, tools_by_name):
+    results = await asyncio.gather(*(tools_by_name[c["name"]].ainvoke(c) for c in calls))
+    return [(c["id"], str(r)) for c, r in zip(calls, results)]
+
+
+async def id_and_result_in_one_string(calls, tools_by_name):
+    results = await asyncio.gather(*(tools_by_name[c["name"]].ainvoke(c["args"]) for c in calls))
+    return [f"{c['id']}: {r}" for c, r in zip(calls, results)]
+
+
+async def gather_of_one_list(calls, tools_by_name):
+    coros = [tools_by_name[c["name"]].ainvoke(c["args"]) for c in calls]
+    try:
+        results = await asyncio.gather(coros)
+    finally:
+        for coro in coros:
+            coro.close()
+    return list(zip([c["id"] for c in calls], results))
+
+
+async def coroutines_never_awaited(calls, tools_by_name):
+    return [(c["id"], tools_by_name[c["name"]].ainvoke(c["args"])) for c in calls]
+
+
+def test_lab01_q1_more_wrong_answers_beginners_write_are_named():
+    answers = {
+        "await in a for loop": await_in_for_loop,
+        "create_task awaited at once": create_task_then_await_each,
+        "a dict by id": dict_by_id,
+        "ids from the shown batch": ids_from_the_shown_batch,
+        "asyncio.run inside": asyncio_run_inside,
+        "gather of sync invoke": gather_of_sync_invoke,
+        "strings without ids": strings_without_ids,
+        "ToolMessages without ids": tool_messages_without_ids,
+        "str() of ToolMessages": str_of_tool_messages,
+        "id and result in one string": id_and_result_in_one_string,
+        "gather of one list": gather_of_one_list,
+        "coroutines never awaited": coroutines_never_awaited,
+    }
+    assert_verdicts(
+        verdicts(lab01.check_run_calls, answers),
+        {
+            "await in a for loop": ("one after another", "at most 1 in flight"),
+            "create_task awaited at once": ("one after another", "at most 1 in flight"),
+            "a dict by id": ("a dict keyed by call id", "list of (id, result) pairs in call order"),
+            "ids from the shown batch": ("with their own `call['id']`", "does not fit another batch"),
+            "asyncio.run inside": (
+                "asyncio.run() cannot be called from a running event loop",
+                "Write `async def` and `await asyncio.gather(...)`",
+            ),
+            "gather of sync invoke": ("does not support sync invocation", "use `await tool.ainvoke(...)`"),
+            "strings without ids": ("the results without their call ids", "pair each with its call's id"),
+            "ToolMessages without ids": ("ToolMessages on their own", "pair each with its call's id"),
+            "str() of ToolMessages": ("`str()` of a ToolMessage", "`.content`"),
+            "id and result in one string": ("strings that start with the id", "(id, result) tuples"),
+            "gather of one list": ("unhashable type: 'list'", "`asyncio.gather(*coros)`"),
+            "coroutines never awaited": (
+                "coroutine(s) among the results",
+                "nothing runs until it is awaited",
+            ),
+        },
+    )
+
+
+def asyncio_run_trip(countries, capital, weather, sight):
+    async def one(country):
+        city = await capital(country)
+        forecast, landmark = await asyncio.gather(weather(city), sight(city))
+        return f"{country}: {forecast}; {landmark}"
+
+    async def main():
+        return await asyncio.gather(*(one(c) for c in countries))
+
+    return list(asyncio.run(main()))
+
+
+async def capital_of_the_list(countries, capital, weather, sight):  # one lookup for all countries
+    city = await capital(countries)
+    return [f"{c}: {await weather(city)}; {await sight(city)}" for c in countries]
+
+
+def test_lab01_q2_more_wrong_answers_beginners_write_are_named():
+    assert_verdicts(
+        verdicts(lab01.check_trip_report, {"asyncio.run": asyncio_run_trip, "list": capital_of_the_list}),
+        {
+            "asyncio.run": ("cannot be called from a running event loop", "Write `async def`"),
+            "list": (
+                "called with a country name the course did not give",
+                "capital(['France', 'England', 'Japan']) (a list, not one country's name)",
+            ),
+        },
+    )
