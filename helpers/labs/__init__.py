@@ -39,7 +39,7 @@ import sysconfig
 import textwrap
 import threading
 import traceback
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -462,6 +462,20 @@ def run_async(make: Callable[[], Awaitable[Any]], timeout: float | None = None) 
     coroutine factory; kept for the checks written before `run_learner`.)
     """
     return run_limited(make, limit=timeout, name=getattr(make, "__name__", None))
+
+
+def distinct(draw: Callable[[], Any], count: int, avoid: Collection[Any] = ()) -> list[Any]:
+    """`count` values of `draw()`, all different and none in `avoid`, drawing again on a repeat.
+
+    For a check that finds a call by a random value it drew (a file lab 08's tool deletes, the page
+    lab 12's crawl breaks on): a repeat would read as the wrong call.
+    """
+    values: list[Any] = []
+    while len(values) < count:
+        value = draw()
+        if value not in values and value not in avoid:
+            values.append(value)
+    return values
 
 
 # -- every case a check tries --------------------------------------------------------------------------

@@ -229,7 +229,7 @@ def cell_timeout(cell: nbformat.NotebookNode) -> int:
 
 def run_notebook(path: Path, nb: nbformat.NotebookNode | None = None) -> nbformat.NotebookNode:
     """Execute a notebook in a fresh kernel, carrying on past errors and past a cell that hangs
-    (interrupted after `CELL_TIMEOUT` s, or `EXERCISE_TIMEOUT` s for a grading cell). The kernel's
+    (interrupted after `cell_timeout(cell)` s). The kernel's
     own log (its TCP warning) is kept out of the report."""
     from nbclient import NotebookClient
 

@@ -21,6 +21,7 @@ import inspect
 import random
 import threading
 import uuid
+from collections.abc import Collection
 from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
@@ -33,7 +34,7 @@ from langgraph.types import Command
 from helpers import labs
 from helpers.cities import WEATHER
 from helpers.history import unanswered_tool_calls
-from helpers.labs import Cases, CheckFailed, Exercise, fail, record_failure, run_learner, section
+from helpers.labs import Cases, CheckFailed, Exercise, distinct, fail, record_failure, run_learner, section
 from helpers.models import ScriptedChatModel, tool_results_summary
 from helpers.tools import make_city_tools
 
@@ -136,15 +137,10 @@ def _path(rng: random.Random) -> str:
     return f"/tmp/{rng.choice(['old', 'stale', 'big', 'spare'])}-{rng.randint(100, 999)}.log"
 
 
-def _distinct_paths(rng: random.Random, count: int) -> list[str]:
-    """`count` different paths: a later turn's file must not be one an earlier turn already deleted
-    (the check would read that deletion as the later call running unapproved)."""
-    paths: list[str] = []
-    while len(paths) < count:
-        path = _path(rng)
-        if path not in paths:
-            paths.append(path)
-    return paths
+def _distinct_paths(rng: random.Random, count: int, avoid: Collection[str] = ()) -> list[str]:
+    """`count` different paths, none in `avoid`: a call's file must not be one an earlier turn already
+    deleted (the check would read that deletion as this call running unapproved)."""
+    return distinct(lambda: _path(rng), count, avoid)
 
 
 def _way(graph: Any, way: str):
@@ -369,9 +365,7 @@ def _probe(build_graph: Any, rng: random.Random) -> None:
     if not any(c["name"] == "delete_file" for c in batch):
         batch = [{"name": "delete_file", "args": {}}]
     for way in ("invoke", "ainvoke"):
-        path = _path(rng)
-        while path in effects.deleted:  # the approved turn's file: its deletion would read as this call's
-            path = _path(rng)
+        path = _distinct_paths(rng, 1, avoid=effects.deleted)[0]
         calls = [{**c, "args": {"path": path}} if c["name"] == "delete_file" else c for c in batch]
         message = _message(calls, rng)
         risky = next(c for c in message.tool_calls if c["name"] == "delete_file")

@@ -45,6 +45,7 @@ from helpers.labs import (
     CheckFailed,
     Exercise,
     LearnerRaised,
+    distinct,
     fail,
     run_learner,
     run_limited,
@@ -530,12 +531,7 @@ def _urls(rng: random.Random, n: int) -> list[str]:
     """`n` different URLs: the broken page is found by URL, so a repeat of it earlier would fail the
     crawl there, too soon."""
     site = rng.choice(["docs", "blog", "shop", "wiki"])
-    pages: list[str] = []
-    while len(pages) < n:
-        page = f"https://{site}.example/{rng.getrandbits(20):05x}"
-        if page not in pages:
-            pages.append(page)
-    return pages
+    return distinct(lambda: f"https://{site}.example/{rng.getrandbits(20):05x}", n)
 
 
 def expected_events(urls: list[str], upto: int | None = None) -> list[dict]:
