@@ -465,10 +465,11 @@ def run_async(make: Callable[[], Awaitable[Any]], timeout: float | None = None) 
 
 
 def distinct(draw: Callable[[], Any], count: int, avoid: Collection[Any] = ()) -> list[Any]:
-    """`count` values of `draw()`, all different and none in `avoid`, drawing again on a repeat.
+    """`count` values of `draw()`, all different and none in `avoid`: a value already drawn or in
+    `avoid` is drawn again (so `draw` must be able to give `count` values outside `avoid`).
 
-    For a check that finds a call by a random value it drew (a file lab 08's tool deletes, the page
-    lab 12's crawl breaks on): a repeat would read as the wrong call.
+    For a check that finds an event by a random value it drew (the file lab 08's tool deletes, the
+    page lab 12's crawl breaks on): a repeat would read as the wrong one.
     """
     values: list[Any] = []
     while len(values) < count:
