@@ -959,19 +959,26 @@ def test_lab08_accepts_a_command_refusal_and_a_sync_guard_alone(namespace, capsy
     accepted(lab08.q1, namespace, capsys)
 
 
-def test_lab08_the_unapproved_probe_never_reuses_the_approved_turns_file(monkeypatch):
-    """The solution was refused about once in 1,800 checks: the probe drew the path the approved turn
-    had deleted, and read that deletion as its own call running unapproved. Here every draw but the
-    fourth and later is that path: the approved turn's, and the probe's first two."""
-    drawn = []
-
-    def same_path_first(rng):
-        drawn.append(1)
-        return "/tmp/old-734.log" if len(drawn) <= 3 else f"/tmp/spare-{100 + len(drawn)}.log"
-
-    monkeypatch.setattr(lab08, "_path", same_path_first)
-    lab08._probe(SOL08["build_graph"], random.Random(0))  # raised CheckFailed before the fix
-    assert len(drawn) >= 4
+def test_lab08_approval_by_file_fails_and_the_approved_turns_own_deletion_is_not_the_probes():
+    """The probe hands the ToolNode the approved call again, for the same file, under a new id: a
+    guard that approved the file runs it (the file is deleted once more). The solution, whose guard
+    checks ids, is refused nothing, though that file was deleted by the approved turn itself (which a
+    probe looking the file up in the deletions once read as its own call: about 1 check in 1,800)."""
+    by_file = solution08_edited(
+        (
+            'return {"approved": [c["id"] for c in risky] if answer == "yes" else []}',
+            'return {"approved": [c["args"]["path"] for c in risky] if answer == "yes" else []}',
+        ),
+        (
+            'request.tool_call["id"] not in request.state.get("approved", [])',
+            'request.tool_call["args"].get("path") not in request.state.get("approved", [])',
+        ),
+    )
+    for seed in range(4):
+        with pytest.raises(CheckFailed, match="holds the approved file") as info:
+            lab08.check_guard(by_file["build_graph"], seed=seed)
+        assert "again" in str(info.value)
+        lab08._probe(SOL08["build_graph"], random.Random(seed))
 
 
 def test_lab08_approval_by_position_always_fails():

@@ -21,7 +21,6 @@ import inspect
 import random
 import threading
 import uuid
-from collections.abc import Collection
 from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
@@ -137,10 +136,10 @@ def _path(rng: random.Random) -> str:
     return f"/tmp/{rng.choice(['old', 'stale', 'big', 'spare'])}-{rng.randint(100, 999)}.log"
 
 
-def _distinct_paths(rng: random.Random, count: int, avoid: Collection[str] = ()) -> list[str]:
-    """`count` different paths, none in `avoid`: a call's file must not be one an earlier turn already
-    deleted (the check would read that deletion as this call running unapproved)."""
-    return distinct(lambda: _path(rng), count, avoid)
+def _distinct_paths(rng: random.Random, count: int) -> list[str]:
+    """`count` different paths: a later turn's file must not be one an earlier turn already deleted
+    (the check would read that deletion as the later call running unapproved)."""
+    return distinct(lambda: _path(rng), count)
 
 
 def _way(graph: Any, way: str):
@@ -342,7 +341,8 @@ def _tool_messages(out: Any) -> list[ToolMessage]:
 
 def _probe(build_graph: Any, rng: random.Random) -> None:
     """After an approved turn, hand the ToolNode alone a dangerous call nobody approved: the approved
-    turn's batch again, in the same order (so approval by position fails too), with new ids."""
+    turn's batch again, in the same order and for the same file (so approval by position or by file
+    fails too), with new ids. The call ran if the tools deleted a file once more."""
     graph, thread, effects = _turns(build_graph, "invoke", ["yes"], rng)
     tool_nodes = _tool_nodes(graph)
     if not tool_nodes:
@@ -363,18 +363,20 @@ def _probe(build_graph: Any, rng: random.Random) -> None:
     )
     batch = [{"name": c["name"], "args": dict(c["args"])} for c in (approved.tool_calls if approved else [])]
     if not any(c["name"] == "delete_file" for c in batch):
-        batch = [{"name": "delete_file", "args": {}}]
+        batch = [{"name": "delete_file", "args": {"path": _path(rng)}}]
+    path = next(c["args"].get("path") for c in batch if c["name"] == "delete_file")
+    files = sorted(k for k, v in values.items() if isinstance(v, list) and path in v)
     for way in ("invoke", "ainvoke"):
-        path = _distinct_paths(rng, 1, avoid=effects.deleted)[0]
-        calls = [{**c, "args": {"path": path}} if c["name"] == "delete_file" else c for c in batch]
-        message = _message(calls, rng)
+        message = _message(batch, rng)
         risky = next(c for c in message.tool_calls if c["name"] == "delete_file")
         state = {**values, "messages": [*values["messages"], message]}
         node = tool_nodes[0]
         method = node.invoke if way == "invoke" else node.ainvoke
+        deletions = len(effects.deleted)
         out = run_learner(method, state, runtime=Runtime(), limit=LIMIT, name=f"your ToolNode's {way}")
+        ran = len(effects.deleted) > deletions
         answer = next((m for m in _tool_messages(out) if m.tool_call_id == risky["id"]), None)
-        if path in effects.deleted or answer is None or answer.status != "error":
+        if ran or answer is None or answer.status != "error":
             if flags:
                 why = (
                     f"the state's {flags} is True — a yes/no flag still says yes for a call nobody saw: "
@@ -386,6 +388,12 @@ def _probe(build_graph: Any, rng: random.Random) -> None:
                     "is not the call the human approved — store the approved call ids and let the guard "
                     "check `request.tool_call['id']`"
                 )
+            elif files:
+                why = (
+                    f"the state's {files} holds the approved file: a new call for the same file is not the "
+                    "call the human approved — store the approved call ids and let the guard check "
+                    "`request.tool_call['id']`"
+                )
             else:
                 why = (
                     "the decision must be binding inside the ToolNode: a guard in `wrap_tool_call` "
@@ -395,7 +403,7 @@ def _probe(build_graph: Any, rng: random.Random) -> None:
             raise fail(
                 f"under {way}, your ToolNode ran a dangerous call nobody approved",
                 expected=f"an error ToolMessage for a new delete_file call (id {risky['id']}), no deletion",
-                observed=f"deleted {path}" if path in effects.deleted else f"answered {answer!r}"[:200],
+                observed=f"deleted {path} again" if ran else f"answered {answer!r}"[:200],
                 why=why,
                 where=section(LESSON, APPROVAL_HEADING),
             )
