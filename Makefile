@@ -78,11 +78,11 @@ doctor: ## pre-flight check for a learner's or workshop laptop: reports, changes
 	@$(if $(DOCTOR_STATUS),:,test -x $(PY) || $(NO_VENV); $(PY) -m helpers.doctor)
 
 notebooks: setup ## re-execute every notebook from a fresh kernel and normalise it
-	$(PY) -m helpers.nbtools run
+	$(PY) -m helpers.nbtools run $(if $(FRESH),--fresh)
 
-notebook: setup ## re-execute one notebook: make notebook NB=notebooks/01_sequential_vs_gather.ipynb
+notebook: setup ## re-execute one notebook (only Markdown changed: normalise it; FRESH=1 runs it anyway): make notebook NB=notebooks/01_sequential_vs_gather.ipynb
 	@test -n "$(NB)" || { echo "Name the notebook: make notebook NB=notebooks/01_sequential_vs_gather.ipynb"; exit 2; }
-	$(PY) -m helpers.nbtools run $(NB)
+	$(PY) -m helpers.nbtools run $(if $(FRESH),--fresh) $(NB)
 
 bench: setup ## every way of running tools vs the limit, per-call overhead, phases (about a minute; writes docs/bench/)
 	$(PY) scripts/bench_toolnode.py

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import copy
 import functools
+import json
 import os
 import platform
 import re
@@ -143,7 +144,9 @@ def normalize(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     a cell's `jupyter` metadata (`{"outputs_hidden": true}` keeps an answer's output collapsed in
     JupyterLab until the learner opens it).
 
-    Cell ids become `cell-NN` (stable diffs); notebook metadata becomes the python3 kernelspec
+    Cell ids are kept, so inserting a cell changes no other cell's id; a cell with no id, an
+    invalid one or a copy of an earlier cell's gets `cell-NN` from its position (the first such
+    name not taken). Notebook metadata becomes the python3 kernelspec
     and the `language_info` ipykernel reports (so JupyterLab opens the notebook unmodified; the
     `version` of the kernel that ran it is kept); volatile output fields (`transient`, widget
     state) are dropped; consecutive stream outputs of one name are merged (a fresh run and a saved
@@ -155,8 +158,9 @@ def normalize(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     version = nb.get("metadata", {}).get("language_info", {}).get("version") or platform.python_version()
     info = {**copy.deepcopy(LANGUAGE_INFO), "version": version}
     nb.metadata = nbformat.from_dict({"kernelspec": dict(KERNELSPEC), "language_info": info})
+    taken: set[str] = set()
     for index, cell in enumerate(nb.cells):
-        cell.id = f"cell-{index:02d}"
+        cell.id = _stable_id(cell.get("id"), index, taken)
         tags = cell.get("metadata", {}).get("tags", [])
         jupyter = cell.get("metadata", {}).get("jupyter", {})
         kept = {"tags": list(tags)} if tags else {}
@@ -184,6 +188,115 @@ def normalize(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return nb
 
 
+_VALID_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+
+def _stable_id(current: str | None, index: int, taken: set[str]) -> str:
+    """The cell's own id when it is valid and not used by an earlier cell, else `cell-NN`."""
+    if current and _VALID_ID.match(current) and current not in taken:
+        taken.add(current)
+        return current
+    suffix = 0
+    while (candidate := f"cell-{index:02d}" + (f"-{suffix}" if suffix else "")) in taken:
+        suffix += 1
+    taken.add(candidate)
+    return candidate
+
+
+SANITIZE_FILE = ROOT / "tests" / "nbval_sanitize.cfg"
+
+
+@functools.cache
+def _masks() -> tuple[tuple[re.Pattern, str], ...]:
+    """The `regex:`/`replace:` pairs strict nbval masks outputs with (tests/nbval_sanitize.cfg)."""
+    pairs, pattern = [], None
+    for line in SANITIZE_FILE.read_text(encoding="utf-8").splitlines():
+        if line.startswith("regex: "):
+            pattern = re.compile(line[len("regex: "):])
+        elif line.startswith("replace: ") and pattern is not None:
+            pairs.append((pattern, line[len("replace: "):]))
+            pattern = None
+    return tuple(pairs)
+
+
+def masked(text: str) -> str:
+    """`text` as strict nbval compares it: durations, ratios, ids and addresses masked."""
+    for pattern, replacement in _masks():
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def _comparable(outputs: list) -> str:
+    """Outputs as nbval sees them: text masked, images left out (nbval does not compare PNG)."""
+    shown = []
+    for output in outputs:
+        output = {k: v for k, v in output.items() if k not in ("execution_count", "metadata")}
+        if "data" in output:
+            output["data"] = {k: v for k, v in output["data"].items() if not k.startswith("image/")}
+        shown.append(output)
+    return masked(json.dumps(shown, sort_keys=True, ensure_ascii=False))
+
+
+def keep_unchanged_outputs(new: nbformat.NotebookNode, old: nbformat.NotebookNode) -> int:
+    """Put back `old`'s outputs wherever a fresh run only changed what nbval masks.
+
+    A cell keeps its committed outputs when its id, source and count are the same in both and the
+    fresh outputs equal the committed ones once durations, ratios and ids are masked and images
+    are left out (a timing plot is redrawn only when its cell changed). So a regenerated notebook's
+    diff shows what a person changed, not the clock. Returns how many cells kept their outputs.
+    """
+    before = {cell.get("id"): cell for cell in old.cells if cell.cell_type == "code"}
+    kept = 0
+    for cell in new.cells:
+        previous = before.get(cell.get("id"))
+        if (cell.cell_type != "code" or previous is None or previous.source != cell.source
+                or previous.get("execution_count") != cell.get("execution_count")):
+            continue
+        if cell.outputs != previous.outputs and _comparable(cell.outputs) == _comparable(previous.outputs):
+            cell.outputs = copy.deepcopy(previous.outputs)
+            kept += 1
+    return kept
+
+
+def _code_signature(nb: nbformat.NotebookNode) -> list:
+    return [(c.source, sorted(c.get("metadata", {}).get("tags", []))) for c in nb.cells
+            if c.cell_type == "code"]
+
+
+def _git(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True, timeout=30)
+
+
+RUN_INPUTS = ("helpers", "requirements.txt", "tests/nbval_sanitize.cfg")
+"""What a notebook's outputs depend on besides its own code cells."""
+
+
+def needs_run(path: Path) -> str:
+    """Why `path` must be executed again ("" when normalising it is enough).
+
+    A notebook needs a run when its cells were not run top to bottom, when one of its code cells
+    (source or tags) differs from the committed version, or when the helpers, the lock or nbval's
+    masks have uncommitted changes (the committed notebook passed strict nbval with the committed
+    helpers). A change to its Markdown alone needs none: the outputs still come from one clean run
+    of the same code.
+    """
+    path = Path(path).resolve()
+    nb = nbformat.read(path, as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    if [c.get("execution_count") for c in code] != list(range(1, len(code) + 1)):
+        return "its cells were not run top to bottom"
+    rel = path.relative_to(ROOT).as_posix()
+    shown = _git("show", f"HEAD:{rel}")
+    if shown.returncode:
+        return "it is not committed yet"
+    if _code_signature(nbformat.reads(shown.stdout, as_version=4)) != _code_signature(nb):
+        return "a code cell changed"
+    inputs = _git("diff", "--name-only", "HEAD", "--", *RUN_INPUTS).stdout.split()
+    if inputs:
+        return f"{inputs[0]} has uncommitted changes"
+    return ""
+
+
 def _dumps(nb: nbformat.NotebookNode) -> str:
     return nbformat.writes(nb) + "\n"
 
@@ -192,12 +305,14 @@ def execute(path: Path, timeout: int = 180) -> float:
     """Run `path` in a fresh python3 kernel, top to bottom, normalise it and write it back.
 
     Cells tagged `raises-exception` may (and must) raise; any other error stops the run and the
-    file is left untouched. Returns the seconds the run took.
+    file is left untouched. Outputs that changed only where nbval masks them keep their committed
+    text (`keep_unchanged_outputs`). Returns the seconds the run took.
     """
     from nbclient import NotebookClient
 
     path = Path(path)
     nb = nbformat.read(path, as_version=4)
+    committed = normalize(nb)
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
@@ -214,11 +329,22 @@ def execute(path: Path, timeout: int = 180) -> float:
         os.environ.update(saved)
     seconds = time.perf_counter() - start
     nb = normalize(nb)
+    keep_unchanged_outputs(nb, committed)
     problems = check(nb)
     if problems:
         raise RuntimeError(f"{path}: the fresh run is not fit to commit:\n  " + "\n  ".join(problems))
     path.write_text(_dumps(nb), encoding="utf-8")
     return seconds
+
+
+def tidy(path: Path) -> bool:
+    """Normalise `path` in place without running it; True when the file changed."""
+    path = Path(path)
+    raw = path.read_text(encoding="utf-8")
+    text = _dumps(normalize(nbformat.reads(raw, as_version=4)))
+    if text != raw:
+        path.write_text(text, encoding="utf-8")
+    return text != raw
 
 
 def _headings(nb: nbformat.NotebookNode) -> list[str]:
@@ -459,6 +585,8 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="execute, normalise and write notebooks")
     run.add_argument("paths", nargs="*")
+    run.add_argument("--fresh", action="store_true",
+                     help="run even when only Markdown changed since the last commit")
     chk = sub.add_parser("check", help="report notebooks that are not fit to commit")
     chk.add_argument("paths", nargs="*")
     again = sub.add_parser("rerun", help="run top to bottom, re-run the first half: no cell may break "
@@ -483,13 +611,19 @@ def main(argv: list[str] | None = None) -> int:
             failed += 1
             continue
         if args.command == "run":
+            why = "asked for a fresh run" if args.fresh else needs_run(path)
+            if not why:
+                tidy(path)
+                print(f"normalised {path}: only its Markdown changed, so its outputs stand "
+                      "(FRESH=1 runs it anyway)")
+                continue
             try:
                 seconds = execute(path)
             except Exception as exc:  # report every notebook, then fail
                 print(f"FAILED {path}: {exc}", file=sys.stderr)
                 failed += 1
             else:
-                print(f"ran {path} in {seconds:.1f} s")
+                print(f"ran {path} in {seconds:.1f} s ({why})")
         elif args.command == "rerun":
             start = time.perf_counter()
             problems = rerun(path)
