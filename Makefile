@@ -13,7 +13,7 @@ ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 help: ## list the commands
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
-# `make setup` (helpers/platforms.py, `setup`) compares the venv with the lock every time (a fraction
+# `make setup` (courseware/platforms.py, `setup`) compares the venv with the lock every time (a fraction
 # of a second: its Python, installed versions against the pins whose marker applies here, the
 # package's folder, JupyterLab's offline settings) and installs only when something differs or
 # requirements.txt / pyproject.toml changed. It installs with uv $(UV_VERSION) (`uv pip sync`: exactly
@@ -26,7 +26,7 @@ UV_VERSION := 0.13.9
 ASKED := $(if $(filter command line environment,$(origin PYTHON)),--asked)
 FOUND_PYTHON = $(firstword $(foreach v,3.11 3.12 3.13,$(if $(shell command -v python$(v)),python$(v))))
 SETUP = $(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] >= (3, 11) else "setup: toolnode-lab needs Python $(SUPPORTED); $(PYTHON) is " + sys.version.split()[0] + ". Run: $(if $(FOUND_PYTHON),make setup PYTHON=$(FOUND_PYTHON),install one of those then make setup PYTHON=python3.11)")' \
-	&& $(PYTHON) -m helpers.platforms setup $(VENV) $(ASKED) --uv-version $(UV_VERSION) $(SETUP_ARGS)
+	&& $(PYTHON) -m courseware.platforms setup $(VENV) $(ASKED) --uv-version $(UV_VERSION) $(SETUP_ARGS)
 
 $(STAMP): requirements.txt pyproject.toml
 	@$(SETUP)
@@ -41,7 +41,7 @@ NO_VENV = { echo "$@: there is no $(VENV) here yet. Run: make setup"; exit 1; }
 # `make setup` removes them again when it next reinstalls (they are not in the lock).
 PIP_INSTALL = if test -x $(VENV)/bin/uv; then $(VENV)/bin/uv pip install --quiet --python $(PY) $(1); \
 	else $(PY) -m pip install --quiet --disable-pip-version-check $(1); fi
-DRIFT = test -x $(PY) || $(NO_VENV); $(PY) -m helpers.platforms venv-matches-lock --note || true
+DRIFT = test -x $(PY) || $(NO_VENV); $(PY) -m courseware.platforms venv-matches-lock --note || true
 
 lab: setup ## set up, then open the course in JupyterLab at lesson 00
 	$(VENV)/bin/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir="$(CURDIR)" $(ROOT_FLAG) \
@@ -67,7 +67,7 @@ test: setup ## set up, then run the whole suite (unit, contract, strict nbval on
 ifeq ($(MAKECMDGOALS),doctor)
 DOCTOR_OUT := $(shell mktemp)
 DOCTOR_STATUS := $(shell { test -x $(PY) || { echo "doctor: there is no $(VENV) here yet. Run: make setup"; exit 1; }; \
-  $(PY) -m helpers.doctor; } > $(DOCTOR_OUT) 2>&1; echo $$?)
+  $(PY) -m courseware.doctor; } > $(DOCTOR_OUT) 2>&1; echo $$?)
 $(info $(file < $(DOCTOR_OUT)))
 $(shell rm -f $(DOCTOR_OUT))
 ifneq ($(DOCTOR_STATUS),0)
@@ -75,14 +75,14 @@ MAKEFLAGS += -q
 endif
 endif
 doctor: ## pre-flight check for a learner's or workshop laptop: reports, changes nothing
-	@$(if $(DOCTOR_STATUS),:,test -x $(PY) || $(NO_VENV); $(PY) -m helpers.doctor)
+	@$(if $(DOCTOR_STATUS),:,test -x $(PY) || $(NO_VENV); $(PY) -m courseware.doctor)
 
 notebooks: setup ## re-execute every notebook from a fresh kernel and normalise it
-	$(PY) -m helpers.nbtools run $(if $(FRESH),--fresh)
+	$(PY) -m courseware.nbtools run $(if $(FRESH),--fresh)
 
 notebook: setup ## re-execute one notebook (only Markdown changed: normalise it; FRESH=1 runs it anyway): make notebook NB=notebooks/01_sequential_vs_gather.ipynb
 	@test -n "$(NB)" || { echo "Name the notebook: make notebook NB=notebooks/01_sequential_vs_gather.ipynb"; exit 2; }
-	$(PY) -m helpers.nbtools run $(if $(FRESH),--fresh) $(NB)
+	$(PY) -m courseware.nbtools run $(if $(FRESH),--fresh) $(NB)
 
 bench: setup ## every way of running tools vs the limit, per-call overhead, phases (about a minute; writes docs/bench/)
 	$(PY) scripts/bench_toolnode.py
@@ -115,7 +115,7 @@ handout-test: handout-deps ## build the handout and check it in headless Chromiu
 	TOOLNODE_LAB_HANDOUT_TEST=1 $(PY) -m pytest tests/handout -q
 
 lint: setup ## ruff over the package, tests and scripts
-	$(VENV)/bin/ruff check helpers tests scripts
+	$(VENV)/bin/ruff check helpers courseware tests scripts
 
 # One universal lock: every platform (Linux, macOS, Windows) and Python 3.11-3.13, each pin with the
 # marker that says where it applies, one version per package, existing pins kept unless the input moves
@@ -186,11 +186,11 @@ soak: setup ## timing tests (50 rounds) and timing notebooks under 2 CPU hogs an
 
 .PHONY: rerun reset-lessons
 rerun: setup ## no cell may break a cell above it: run, then re-run the first half (NB=... for one)
-	$(PY) -m helpers.nbtools rerun $(NB)
+	$(PY) -m courseware.nbtools rerun $(NB)
 
 reset-lessons: ## back up the lessons you ran and saved (saved-lessons/), restore the committed ones
 	@$(DRIFT)
-	$(PY) -m helpers.nbtools reset
+	$(PY) -m courseware.nbtools reset
 
 # -- workshop kit (docs/workshop/): slides, the live-coding copy, collecting labs, the doctor tally, the USB folder
 USB      ?= build/usb/toolnode-lab-usb
@@ -206,8 +206,8 @@ live-copy: setup ## only the live-coding copy of lesson 02 -> build/slides/live/
 slides-test: handout-deps ## build the slides and check every deck in headless Chromium, network blocked
 	TOOLNODE_LAB_HANDOUT_TEST=1 $(PY) -m pytest -q tests/handout/test_slides.py tests/slides
 
-workshop-guide: setup ## rewrite the agenda in docs/workshop/README.md and facilitator.md from helpers.workshop
-	$(PY) -m helpers.workshop write-guide
+workshop-guide: setup ## rewrite the agenda in docs/workshop/README.md and facilitator.md from courseware.workshop
+	$(PY) -m courseware.workshop write-guide
 
 collect: setup ## who is stuck where, from a folder of learners' labs: make collect DIR=/media/usb/collected
 	@test -n "$(DIR)" -a "$(DIR)" != labs || { echo "Name the collected folder: make collect DIR=/media/usb/collected"; exit 2; }

@@ -1,8 +1,11 @@
-"""toolnode-lab's helpers: the small, tested pieces every notebook imports.
+"""toolnode-lab's helpers: the small, tested pieces every notebook and lab imports.
+
+What maintainers and instructors run (the course map and its estimator, notebook tools, the
+workshop agenda, the version matrix, platforms and the pre-flight doctor) lives apart, in the
+`courseware` package beside this one.
 
 Modules, by concept (each public helper's docstring names the notebook that teaches it):
 
-- `helpers.course`  — the course map: lessons, times (the one estimator), labs, tracks (the one source)
 - `helpers.timing`  — `Stopwatch`, `CallRecorder`, `Rendezvous`, `format_seconds`, `default_pool_size`
 - `helpers.plots`   — `plot_timeline`, `plot_scaling`
 - `helpers.tools`   — the demo tools (weather / attraction, failing, dependent)
@@ -19,13 +22,8 @@ Modules, by concept (each public helper's docstring names the notebook that teac
 - `helpers.history` — `unanswered_tool_calls`: tool calls no ToolMessage answers
 - `helpers.seeds`   — what the source posts print, quoted exactly, to compare with live runs
 - `helpers.source`  — `excerpt`: live, numbered excerpts of installed library source
-- `helpers.compat`  — which taught behaviours hold on which releases (`make compat`, the doctor)
-- `helpers.doctor`  — `python -m helpers.doctor`, the pre-flight check
-- `helpers.platforms` — the tested platforms and Pythons, the universal lock read as pip reads it,
-  known breakages per platform, JupyterLab's offline settings (`python -m helpers.platforms`)
 - `helpers.mcp_server` — the course's MCP server (`python -m helpers.mcp_server`, FastMCP, stdio)
 - `helpers.mcp_client` — `open_session` / `mcp_tools`: start it with a real errlog, always stop it
-- `helpers.nbtools` — maintainer commands: execute, normalise and check notebooks
 - `helpers.labs`    — the labs' `q1.check()` / `hint()` / `solution()`, one module per lab; starters,
   `make labs` and reset (`python -m helpers.labs`)
 

@@ -311,7 +311,7 @@ def mask_url(url: str | None) -> str:
     """A URL safe to print: `http://user:pass@host/v1` → `http://user:***@host/v1`.
 
     Every message of the course that shows `OPENAI_BASE_URL` or a proxy URL goes through this, as
-    the API key is never shown. Used by `get_chat_model` and `python -m helpers.doctor`.
+    the API key is never shown. Used by `get_chat_model` and `python -m courseware.doctor`.
     """
     if not url:
         return ""
@@ -383,7 +383,7 @@ def _unreachable(base_url: str | None, error: BaseException, env: Mapping[str, s
         todo += ", or fix OPENAI_BASE_URL" if base_url else ""
     return (
         f"The real model at {_where(base_url)} did not answer ({type(error).__name__}: {error}). {todo}; "
-        "`python -m helpers.doctor` tests the settings with one real request. Or unset "
+        "`python -m courseware.doctor` tests the settings with one real request. Or unset "
         f"{MODEL_ENV} and restart the kernel to run the lesson on the offline scripted model."
     )
 
@@ -509,7 +509,7 @@ def ping_model(env: Mapping[str, str] | None = None, *, timeout: float = 5.0) ->
     Lists the server's models (`GET /models`) and checks that `TOOLNODE_LAB_MODEL_NAME` is among
     them; a server that does not list models must answer a one-token chat completion instead.
     A TCP connection alone proves nothing: any web server accepts one. Used by
-    `python -m helpers.doctor`.
+    `python -m courseware.doctor`.
 
     Returns:
         What answered, e.g. `OPENAI_BASE_URL=http://127.0.0.1:11434/v1 lists 'qwen2.5'`.

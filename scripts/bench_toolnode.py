@@ -44,8 +44,8 @@ from pathlib import Path
 from langgraph.prebuilt import ToolNode
 from langgraph.runtime import Runtime
 
+from courseware.compat import installed_versions
 from helpers.batch import make_timed_tools, tool_calls_message
-from helpers.compat import installed_versions
 from helpers.lean_node import LeanAsyncToolNode
 from helpers.nodes import CustomAsyncToolNode
 

@@ -5,7 +5,7 @@
 
 The decks are nbconvert's `--to slides` (reveal.js) rendering of notebooks assembled from the
 course's own sources: the opening deck from README's introduction, the agenda of
-`helpers.workshop` and lesson 00's map; one short deck per agenda block from the cells of the
+`courseware.workshop` and lesson 00's map; one short deck per agenda block from the cells of the
 notebook parts that block covers (its title, the headings and opening prose of each section, a
 lab's task), with the facilitator script's notes as speaker notes (press `s`). reveal.js is
 fetched once from the npm registry into `.cache/slides/` and copied next to the decks, loaded as
@@ -161,7 +161,7 @@ def opening_deck(workshop):
 
 def wrap_up_deck(block, workshop):
     """The last deck: the homework in order, the cheat sheets, the feedback form."""
-    from helpers.course import LESSONS
+    from courseware.course import LESSONS
 
     titles = {row.file: f"{row.code} · {row.title}" for row in LESSONS}
     items = []
@@ -253,7 +253,7 @@ def index_page(built: list[tuple[str, str]], workshop) -> str:
 
 
 def build(out: Path = OUT) -> dict[str, object]:
-    from helpers import workshop
+    from courseware import workshop
 
     if out.exists():
         shutil.rmtree(out)

@@ -2,7 +2,7 @@
 
     python scripts/check_lock.py [requirements.txt]      # `make lock` runs it; needs the package index
 
-For each target of `helpers.platforms.TARGETS` (Linux x86_64/aarch64, macOS arm64/x86_64, Windows
+For each target of `courseware.platforms.TARGETS` (Linux x86_64/aarch64, macOS arm64/x86_64, Windows
 x86_64) and each Python of `SUPPORTED_PYTHONS`, it takes the pins whose marker applies there and asks
 pip which file it would install (`pip install --dry-run --no-deps --only-binary=:all: --platform …`),
 so every pinned distribution must have a wheel for that platform and Python. From the metadata of
@@ -27,7 +27,7 @@ import tomllib  # noqa: E402
 
 from packaging.requirements import Requirement  # noqa: E402
 
-from helpers.platforms import SUPPORTED_PYTHONS, TARGETS, canonical, read_lock  # noqa: E402
+from courseware.platforms import SUPPORTED_PYTHONS, TARGETS, canonical, read_lock  # noqa: E402
 
 # Packages accepted as a pure-Python sdist where no wheel exists (none today); name → reason.
 SDIST_OK: dict[str, str] = {}

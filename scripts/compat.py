@@ -31,11 +31,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from helpers.compat import DATA, PACKAGES, markdown  # noqa: E402
+from courseware.compat import DATA, PACKAGES, markdown  # noqa: E402
 
 ENVS = ROOT / ".compat" / "envs"
 # What the contract tests import besides the matrix's own packages (no version: the resolver picks
-# what fits each release). nbformat: tests/conftest.py imports helpers.nbtools; IPython and ipykernel:
+# what fits each release). nbformat: tests/conftest.py imports courseware.nbtools; IPython and ipykernel:
 # the contract tests of lessons 01 and 10 that pin what a kernel does.
 SUPPORT = ["pytest", "nbformat", "psutil", "matplotlib", "langchain-openai", "mcp<2",
            "langchain-mcp-adapters", "langchain", "pyyaml", "ipython", "ipykernel"]

@@ -6,7 +6,7 @@
 Each file is one attendee's `make doctor` output as they sent it (`ada.txt`: the file's name is the
 attendee). It reads the report's own lines — `[ok  ] name: detail`, `[FAIL] name: detail`,
 `[note] ...` and the verdict `ready: ...` / `NOT ready: ...` — and counts ready / not ready, the
-platforms and Pythons (the `platform` line, mapped to `helpers.platforms.TARGETS`), and every
+platforms and Pythons (the `platform` line, mapped to `courseware.platforms.TARGETS`), and every
 failing line with who has it. The platforms it names are the wheelhouse's for `make usb`.
 """
 
@@ -32,14 +32,14 @@ class Report:
 
     who: str
     ready: bool | None = None  # None: no verdict line (a cut-off paste)
-    platform: str | None = None  # a helpers.platforms.TARGETS name, or the raw text if unknown
+    platform: str | None = None  # a courseware.platforms.TARGETS name, or the raw text if unknown
     python: str | None = None
     failures: list[tuple[str, str]] = field(default_factory=list)
     notes: list[tuple[str, str]] = field(default_factory=list)
 
 
 def target_name(system: str, machine: str) -> str:
-    from helpers.platforms import matching_target
+    from courseware.platforms import matching_target
 
     found = matching_target({"macOS": "Darwin"}.get(system, system), machine)
     return found.name if found else f"{system} {machine} (untested)"
@@ -78,7 +78,7 @@ def collect(folder: Path) -> list[Report]:
 
 def make_args(reports: list[Report]) -> str:
     """`PLATFORMS=... PYTHONS=...` for `make usb` / `make offline-bundle`: every tested platform named."""
-    from helpers.platforms import TARGETS
+    from courseware.platforms import TARGETS
 
     known = {t.name for t in TARGETS}
     platforms = sorted({r.platform for r in reports if r.platform in known})

@@ -13,13 +13,13 @@ Made for a workshop venue with bad Wi-Fi: run it once where the network is good,
     pip install --no-index --find-links wheelhouse -r requirements.txt -e . --no-deps   # without make
 
 The platforms and Pythons, their PEP 508 marker values and the wheel tags pip accepts there come from
-`helpers.platforms` (`TARGETS`, `SUPPORTED_PYTHONS`), the same table `make lock` checks the lock
-against; the pins come from `requirements.txt` read by `helpers.platforms.read_lock`. For each target
+`courseware.platforms` (`TARGETS`, `SUPPORTED_PYTHONS`), the same table `make lock` checks the lock
+against; the pins come from `requirements.txt` read by `courseware.platforms.read_lock`. For each target
 and Python the pins whose environment marker is true there are downloaded as wheels only (`pip download
 --no-deps --only-binary=:all: --platform … --python-version … --implementation cp`); files shared by
 several targets (pure-Python wheels, abi3 wheels) are stored once. The build backend that `pip install
 -e .` needs (`[build-system] requires` of pyproject.toml, plus `wheel`) is added once, since it is pure
-Python; uv itself (`helpers.platforms.UV_VERSION`, the installer `make setup` uses, one wheel per
+Python; uv itself (`courseware.platforms.UV_VERSION`, the installer `make setup` uses, one wheel per
 platform) is gathered for every target like a pin. Then, with the index switched off, pip is asked to
 install each target's pins from the folder alone (`pip install --dry-run --no-index --find-links`, with
 that target's `--platform`/`--python-version`): the proof that an attendee on that laptop needs no
@@ -41,9 +41,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 try:
-    from helpers.platforms import SUPPORTED_PYTHONS, TARGETS, UV_VERSION, read_lock
-except ImportError as error:  # pragma: no cover - only before helpers.platforms exists
-    raise SystemExit(f"offline_bundle needs helpers.platforms (make lock's table): {error}") from None
+    from courseware.platforms import SUPPORTED_PYTHONS, TARGETS, UV_VERSION, read_lock
+except ImportError as error:  # pragma: no cover - only before courseware.platforms exists
+    raise SystemExit(f"offline_bundle needs courseware.platforms (make lock's table): {error}") from None
 
 DEST = ROOT / "wheelhouse"
 INSTALLER = (f"uv=={UV_VERSION}",)
@@ -53,7 +53,7 @@ BUILD_EXTRA = ("wheel",)
 
 
 def target_named(name: str):
-    """The `helpers.platforms.TARGETS` entry called `name` (e.g. `macos-arm64`); ValueError otherwise."""
+    """The `courseware.platforms.TARGETS` entry called `name` (e.g. `macos-arm64`); ValueError otherwise."""
     for target in TARGETS:
         if target.name == name:
             return target

@@ -89,7 +89,7 @@ def timing_notebooks(root: Path = ROOT) -> list[Path]:
     """
     import nbformat
 
-    from helpers.nbtools import course_notebooks
+    from courseware.nbtools import course_notebooks
 
     found = []
     for path in course_notebooks(root):

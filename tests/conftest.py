@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.nbtools import OFFLINE_ENV_UNSET, saved_lesson_note
+from courseware.nbtools import OFFLINE_ENV_UNSET, saved_lesson_note
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -3,7 +3,7 @@ on a small record (the matrix itself runs only under `make compat`)."""
 
 from __future__ import annotations
 
-from helpers.compat import ABSENT, DIFFERS, HOLDS, classify, lessons_that_differ, markdown, statuses
+from courseware.compat import ABSENT, DIFFERS, HOLDS, classify, lessons_that_differ, markdown, statuses
 
 T1 = "tests/contracts/test_03_builtin_toolnode.py::test_default_handler"
 T2 = "tests/contracts/test_03_builtin_toolnode.py::test_runtime_fix"
@@ -74,7 +74,7 @@ def test_the_doctor_learns_which_lessons_differ_for_the_installed_versions():
 
 
 def test_the_doctor_names_the_lessons_that_differ_for_drifted_versions():
-    from helpers.doctor import compat_note
+    from courseware.doctor import compat_note
 
     old = {"langgraph": "0.6.11", "langgraph-prebuilt": "0.6.5", "langchain-core": "0.3.86"}
     note = compat_note(old, DATA)
@@ -117,7 +117,7 @@ def test_a_name_a_release_lacks_makes_only_the_tests_that_use_it_absent():
 
 
 def test_a_newest_column_that_resolved_to_the_pins_says_so():
-    from helpers.compat import column_label
+    from courseware.compat import column_label
 
     newest = entry("newest", ("1.2.24", "1.1.3", "1.8.3", "1.5.2"), {})
     assert column_label(newest, PINNED) == "newest (= the pins)"

@@ -1,4 +1,4 @@
-"""The course map and the estimator in helpers/course.py are the one source: README's table and
+"""The course map and the estimator in courseware/course.py are the one source: README's table and
 tracks, every notebook's stated times, navigation line and "What's next" links must agree with them,
 and no sitting may be longer than 45 minutes."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from helpers.course import (
+from courseware.course import (
     COURSE_MAP_ANCHOR,
     INTERVIEW_LESSONS,
     LESSONS,
@@ -77,7 +77,7 @@ def test_deep_dives_and_sittings_state_their_estimate(path):
 def test_every_lab_has_its_lesson_and_a_solution():
     labs = {row.lab for row in LESSONS if row.lab}
     starters = {str(p.relative_to(ROOT)) for p in (ROOT / "labs").glob("[0-9][0-9]_*.ipynb")}
-    assert labs == starters, f"labs in helpers/course.py {sorted(labs)} vs labs/ {sorted(starters)}"
+    assert labs == starters, f"labs in courseware/course.py {sorted(labs)} vs labs/ {sorted(starters)}"
     for row in LESSONS:
         if row.lab:
             assert (ROOT / row.lab_solution).exists(), f"{row.lab}: no solution {row.lab_solution}"
@@ -86,7 +86,7 @@ def test_every_lab_has_its_lesson_and_a_solution():
 def test_every_notebook_has_a_row():
     listed = {row.file for row in LESSONS}
     found = {str(p.relative_to(ROOT)) for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")}
-    assert not found - listed, f"notebooks missing from helpers/course.py: {sorted(found - listed)}"
+    assert not found - listed, f"notebooks missing from courseware/course.py: {sorted(found - listed)}"
 
 
 def test_readme_course_table_and_tracks_are_generated_from_the_map():
@@ -95,7 +95,7 @@ def test_readme_course_table_and_tracks_are_generated_from_the_map():
     begin, end = readme.index(README_BEGIN), readme.index(README_END) + len(README_END)
     assert readme[begin:end] == readme_block(), (
         "README's course table or track totals differ from the notebooks' estimates: run "
-        "`python -m helpers.course --write-readme` (it rewrites only the block between the markers)"
+        "`python -m courseware.course --write-readme` (it rewrites only the block between the markers)"
     )
 
 
@@ -118,7 +118,7 @@ def test_notebook_states_the_time_from_the_map(row):
     times = re.findall(r"\*\*Time:\*\* about (\d+) minutes", prerequisites)
     assert times == [str(row.minutes)], (
         f"{row.file}: '## Prerequisites and time' should say '**Time:** about {row.minutes} minutes' "
-        f"(the estimate of its core path: helpers.course.estimate_parts), found {times}"
+        f"(the estimate of its core path: courseware.course.estimate_parts), found {times}"
     )
 
 

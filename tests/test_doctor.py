@@ -5,7 +5,7 @@ import subprocess
 import sys
 import threading
 
-from helpers.doctor import (
+from courseware.doctor import (
     ROOT,
     Check,
     Report,
@@ -102,7 +102,7 @@ def test_the_doctor_prints_no_machine_path():
 def test_the_doctor_starts_without_the_course_packages():
     # A broken environment (a package removed) gets a report, not an ImportError.
     code = ("import sys; sys.modules['langchain_core'] = None; sys.modules['packaging'] = None; "
-            "from helpers.doctor import main; raise SystemExit(main())")
+            "from courseware.doctor import main; raise SystemExit(main())")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                             env={k: v for k, v in os.environ.items() if not k.startswith("TOOLNODE")})
     assert result.returncode == 1, result.stderr
@@ -115,7 +115,7 @@ def test_tracing_on_fails():
 
 
 def test_failed_report_is_not_ok(tmp_path):
-    from helpers.doctor import check_pins
+    from courseware.doctor import check_pins
 
     req = tmp_path / "requirements.txt"
     req.write_text("# comment\nlanggraph==0.0.1\nnot-a-real-package-xyz==1.0\n")
@@ -129,7 +129,7 @@ def test_failed_report_is_not_ok(tmp_path):
 # The approval-safety probe (issue: an interrupt() in an interceptor under handle_tool_errors=True).
 
 def test_the_approval_probe_pauses_on_the_pinned_set():
-    from helpers.doctor import check_approval
+    from courseware.doctor import check_approval
 
     check = check_approval()
     assert check.ok is True and "pauses the run" in check.detail, str(check)
@@ -139,7 +139,7 @@ def _as_langgraph_prebuilt_1_0_did(request, execute):
     """The interceptor path of langgraph-prebuilt 1.0.x: `except Exception` around the interceptor."""
     from langchain_core.messages import ToolMessage
 
-    from helpers.doctor import _approve_with_interrupt
+    from courseware.doctor import _approve_with_interrupt
 
     try:
         return _approve_with_interrupt(request, execute)
@@ -149,7 +149,7 @@ def _as_langgraph_prebuilt_1_0_did(request, execute):
 
 
 def test_an_interrupt_turned_into_an_error_message_is_a_failure_naming_the_issues():
-    from helpers.doctor import classify_approval, run_approval_probe
+    from courseware.doctor import classify_approval, run_approval_probe
 
     result = run_approval_probe(_as_langgraph_prebuilt_1_0_did)
     assert "__interrupt__" not in result and result["messages"][-1].status == "error"
@@ -165,7 +165,7 @@ def test_the_classifier_reads_each_kind_of_result():
     from langchain_core.messages import AIMessage, ToolMessage
     from langgraph.types import Interrupt
 
-    from helpers.doctor import classify_approval
+    from courseware.doctor import classify_approval
 
     paused = {"messages": [AIMessage("")], "__interrupt__": [Interrupt(value={"approve": "x"})]}
     assert classify_approval(paused, prebuilt="1.1.3").ok is True
@@ -188,7 +188,7 @@ def test_a_fix_shared_by_several_failures_is_printed_once_and_named_in_the_verdi
 
 
 def test_printed_commands_name_the_interpreter_not_a_bare_python():
-    from helpers.platforms import check_offline_settings, python_command
+    from courseware.platforms import check_offline_settings, python_command
 
     assert python_command(windows=False) == ".venv/bin/python"  # the tests run in the project's .venv
     assert python_command(windows=True) == ".venv\\Scripts\\python"
@@ -197,15 +197,15 @@ def test_printed_commands_name_the_interpreter_not_a_bare_python():
 
 
 def test_platforms_does_not_import_the_doctor():
-    code = "import sys, helpers.platforms; print('helpers.doctor' in sys.modules)"
+    code = "import sys, courseware.platforms; print('courseware.doctor' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert result.stdout.strip() == "False", result.stderr
-    source = (ROOT / "helpers" / "platforms.py").read_text(encoding="utf-8")
-    assert "from helpers.doctor" not in source and "import helpers.doctor" not in source
+    source = (ROOT / "courseware" / "platforms.py").read_text(encoding="utf-8")
+    assert "from courseware.doctor" not in source and "import courseware.doctor" not in source
 
 
 def test_the_preflight_sample_is_what_the_doctor_prints_today():
-    from helpers.doctor import committed_sample, mask_sample, sample_report
+    from courseware.doctor import committed_sample, mask_sample, sample_report
 
     assert mask_sample(committed_sample()) == mask_sample(sample_report()), (
-        "docs/workshop/preflight.md's sample is stale: .venv/bin/python -m helpers.doctor --update-sample")
+        "docs/workshop/preflight.md's sample is stale: .venv/bin/python -m courseware.doctor --update-sample")

@@ -1,7 +1,7 @@
 """The ways to install (make, pip, conda; Linux, macOS, Windows) install one and the same tested set.
 
 `requirements.txt` is one universal lock: each pin carries the environment marker that says where it
-applies. These tests read it as pip would on each target of `helpers.platforms.TARGETS` and each
+applies. These tests read it as pip would on each target of `courseware.platforms.TARGETS` and each
 supported Python, without a network (`make lock` checks, with the index, that every file exists).
 Conda is not available on the course's build machines, so environment.yml is checked by reading it:
 its pip section must be exactly `-r requirements.txt` and `-e .` (conda runs that pip step from the
@@ -22,7 +22,7 @@ import yaml
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 
-from helpers.platforms import SETTINGS, SUPPORTED_PYTHONS, TARGETS, canonical, read_lock
+from courseware.platforms import SETTINGS, SUPPORTED_PYTHONS, TARGETS, canonical, read_lock
 
 ROOT = Path(__file__).resolve().parent.parent
 COMBINATIONS = [(target, python) for target in TARGETS for python in SUPPORTED_PYTHONS]
@@ -115,7 +115,7 @@ def test_environment_yml_installs_exactly_the_pinned_set_and_the_package():
     pip_sections = [d["pip"] for d in deps if isinstance(d, dict)]
     assert conda == ["pip", "python"], f"conda should bring only python and pip, got {conda}"
     assert pip_sections == [["-r requirements.txt", "-e ."]], pip_sections
-    assert "python -m helpers.platforms jupyterlab-settings" in (ROOT / "environment.yml").read_text(
+    assert "python -m courseware.platforms jupyterlab-settings" in (ROOT / "environment.yml").read_text(
         encoding="utf-8"
     ), "environment.yml's instructions name the step that makes JupyterLab offline"
 
@@ -140,7 +140,7 @@ def test_headline_stack_is_the_one_the_course_was_checked_on():
 
 
 def test_installed_versions_match_the_pins():
-    from helpers.doctor import check_pins
+    from courseware.doctor import check_pins
 
     check = check_pins(ROOT / "requirements.txt")
     assert check.ok, f"{check.detail} — fix: {check.fix}"
@@ -170,8 +170,8 @@ def test_jupyterlab_offline_settings_turn_off_both_network_features():
 
 def test_make_setup_installs_the_lock_without_resolving_and_checks_it():
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
-    installer = (ROOT / "helpers" / "platforms.py").read_text(encoding="utf-8")
-    assert "$(PYTHON) -m helpers.platforms setup $(VENV)" in makefile
+    installer = (ROOT / "courseware" / "platforms.py").read_text(encoding="utf-8")
+    assert "$(PYTHON) -m courseware.platforms setup $(VENV)" in makefile
     assert '"pip", "sync"' in installer, "uv pip sync: exactly the lock, extras removed"
     assert '"-r", lock, "-e", ".", "--no-deps"' in installer, "the pip fallback installs without resolving"
     assert '"pip", "check"' in installer

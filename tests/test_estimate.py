@@ -1,4 +1,4 @@
-"""helpers.course's time estimator: what each constant adds, the rounding, and the split of a
+"""courseware.course's time estimator: what each constant adds, the rounding, and the split of a
 notebook into core path, deep dives and sittings."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from helpers import course
-from helpers.course import (
+from courseware import course
+from courseware.course import (
     estimate_cells,
     estimate_parts,
     prose_words,

@@ -20,7 +20,7 @@ from urllib.parse import unquote
 
 import pytest
 
-from helpers.course import LESSONS
+from courseware.course import LESSONS
 
 ROOT = Path(__file__).resolve().parent.parent
 MAPPED = {row.file for row in LESSONS}

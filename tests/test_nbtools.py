@@ -7,7 +7,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from helpers.nbtools import _dumps, check, normalize
+from courseware.nbtools import _dumps, check, normalize
 
 SECTIONS = "## Review\n## Goals\n## Prerequisites and time\n## Setup"
 CLOSING = "## Recap\n## Check your understanding\n## What's next"
@@ -81,7 +81,7 @@ def test_tracebacks_lose_machine_specific_paths():
     import os
     import sysconfig
 
-    from helpers.nbtools import ROOT
+    from courseware.nbtools import ROOT
 
     nb = good()
     paths = sysconfig.get_paths()
@@ -198,7 +198,7 @@ def test_a_failed_contract_test_names_its_lesson():
 
 # -- rerun and reset ------------------------------------------------------------------------------
 def test_rerun_reports_a_cell_broken_by_a_later_cell(tmp_path):
-    from helpers.nbtools import rerun
+    from courseware.nbtools import rerun
 
     nb = new_notebook(cells=[
         new_code_cell("tools = ['weather']"),
@@ -217,7 +217,7 @@ def test_rerun_reports_a_cell_broken_by_a_later_cell(tmp_path):
 def test_reset_lessons_backs_up_saved_lessons_and_restores_them(tmp_path):
     import subprocess
 
-    from helpers.nbtools import reset_lessons
+    from courseware.nbtools import reset_lessons
 
     def git(*args):
         subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
@@ -237,7 +237,7 @@ def test_reset_lessons_backs_up_saved_lessons_and_restores_them(tmp_path):
 
 
 def test_reset_lessons_outside_git_says_what_to_do(tmp_path):
-    from helpers.nbtools import reset_lessons
+    from courseware.nbtools import reset_lessons
 
     (tmp_path / "notebooks").mkdir()
     with pytest.raises(RuntimeError, match="needs a git checkout"):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import nbformat
 import pytest
 
-from helpers.nbtools import check, course_notebooks, saved_lesson_note
+from courseware.nbtools import check, course_notebooks, saved_lesson_note
 
 NOTEBOOKS = course_notebooks()
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-platforms = pytest.importorskip("helpers.platforms", reason="the platform table is helpers/platforms.py")
+platforms = pytest.importorskip("courseware.platforms", reason="courseware/platforms.py")
 
 spec = importlib.util.spec_from_file_location("offline_bundle", ROOT / "scripts" / "offline_bundle.py")
 bundle = importlib.util.module_from_spec(spec)
@@ -125,7 +125,7 @@ def test_offline_install_reuses_the_one_setup_rule_with_the_network_off():
     rule = makefile.split("\noffline-install:", 1)[1].split("\n\n", 1)[0]
     assert "PIP_NO_INDEX=1" in rule and "PIP_FIND_LINKS=" in rule and "UV_OFFLINE=1" in rule
     assert "$(MAKE) --no-print-directory setup" in rule and "--wheelhouse" in rule
-    installer = (ROOT / "helpers" / "platforms.py").read_text(encoding="utf-8")
+    installer = (ROOT / "courseware" / "platforms.py").read_text(encoding="utf-8")
     assert '["--offline", "--no-index", "--find-links", str(wheelhouse)]' in installer
 
 

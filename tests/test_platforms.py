@@ -1,9 +1,9 @@
-"""helpers.platforms: the lock read as pip reads it, this machine's facts, and what breaks where."""
+"""courseware.platforms: the lock read as pip reads it, this machine's facts, and what breaks where."""
 
 from __future__ import annotations
 
-from helpers.doctor import run_checks
-from helpers.platforms import (
+from courseware.doctor import run_checks
+from courseware.platforms import (
     SUPPORTED_PYTHONS,
     TARGETS,
     UV_VERSION,

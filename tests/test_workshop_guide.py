@@ -1,4 +1,4 @@
-"""The workshop's agenda (helpers.workshop): computed from the course's estimate, it fits the
+"""The workshop's agenda (courseware.workshop): computed from the course's estimate, it fits the
 session, every in-room lab comes after the sections its checks point to, each highlights block
 runs on its own from the cells it names, and docs/workshop/README.md shows exactly this agenda."""
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers import workshop
-from helpers.course import estimate_parts, round_to_five
+from courseware import workshop
+from courseware.course import estimate_parts, round_to_five
 
 ROOT = Path(__file__).resolve().parent.parent
 GUIDE = ROOT / "docs" / "workshop" / "README.md"
@@ -25,7 +25,7 @@ def test_the_blocks_follow_each_other_and_fill_the_session():
     low, high = workshop.WRAP_UP
     assert blocks[-1].kind == "wrap-up" and low <= blocks[-1].minutes <= high, (
         f"the wrap-up gets {blocks[-1].minutes} min: the blocks above take "
-        f"{workshop.LENGTH - blocks[-1].minutes} of {workshop.LENGTH}; re-plan helpers.workshop.PLAN")
+        f"{workshop.LENGTH - blocks[-1].minutes} of {workshop.LENGTH}; re-plan courseware.workshop.PLAN")
     assert sum(b.kind == "break" for b in blocks) >= 2
 
 
@@ -97,7 +97,7 @@ def test_the_guide_shows_this_agenda():
     start = text.index(workshop.BEGIN_MARK) + len(workshop.BEGIN_MARK)
     end = text.index(workshop.END_MARK)
     assert text[start:end].strip() == workshop.markdown_table().strip(), (
-        "docs/workshop/README.md's agenda is stale: run python -m helpers.workshop write-guide")
+        "docs/workshop/README.md's agenda is stale: run python -m courseware.workshop write-guide")
 
 
 @pytest.mark.parametrize("block", [b for b in workshop.agenda() if b.kind == "highlights"],
@@ -125,7 +125,7 @@ def test_a_highlights_block_runs_alone_from_the_cells_it_names(block):
 def test_the_facilitator_script_is_printed_from_the_agenda():
     facilitator = ROOT / "docs" / "workshop" / "facilitator.md"
     assert facilitator.read_text(encoding="utf-8") == workshop.facilitator_markdown(), (
-        "docs/workshop/facilitator.md is stale: run python -m helpers.workshop write-guide")
+        "docs/workshop/facilitator.md is stale: run python -m courseware.workshop write-guide")
     for block in workshop.agenda():
         if block.kind != "break":
             script = workshop.SCRIPT["opening"] if block.start == 0 else workshop.SCRIPT[block.title]

@@ -38,8 +38,8 @@ from typing import Any
 
 import nbformat
 
+from courseware.nbtools import KERNELSPEC, RAISES, normalize
 from helpers.labs import BEGIN, END, LABS, NAMES, SOLUTIONS, STARTER, shorten
-from helpers.nbtools import KERNELSPEC, RAISES, normalize
 
 SOLUTION_ONLY = "solution-only"
 BACKUPS = LABS / "backups"

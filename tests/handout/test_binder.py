@@ -46,5 +46,5 @@ def test_repo2docker_builds_from_environment_yml_then_runs_postbuild():
                 if "pip install" in line or "requirements.txt" in line or "env update" in line]
     assert installs == [line for line in installs if "env update" in line], installs
     postbuild = (ROOT / "postBuild").read_text(encoding="utf-8")
-    assert "python -m helpers.platforms jupyterlab-settings" in postbuild
+    assert "python -m courseware.platforms jupyterlab-settings" in postbuild
     assert os.access(ROOT / "postBuild", os.X_OK)

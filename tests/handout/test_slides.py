@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import workshop
+from courseware import workshop
 
 ROOT = Path(__file__).resolve().parents[2]
 spec = importlib.util.spec_from_file_location("build_slides", ROOT / "scripts" / "build_slides.py")

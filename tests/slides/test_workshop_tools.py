@@ -107,8 +107,8 @@ def test_the_tally_counts_ready_platforms_and_failing_lines(tmp_path):
 
 
 def test_the_tally_reads_this_machines_real_doctor_output(tmp_path):
-    from helpers import doctor
-    from helpers.platforms import matching_target
+    from courseware import doctor
+    from courseware.platforms import matching_target
 
     (tmp_path / "me.txt").write_text(str(doctor.run_checks()) + "\n", encoding="utf-8")
     report = tally.read_report(tmp_path / "me.txt")

@@ -1,8 +1,8 @@
 """Pre-flight check: is this machine (or this kernel) ready to run the course, offline?
 
-    make doctor                          # or, from a fresh shell: .venv/bin/python -m helpers.doctor
-    .venv/bin/python -m helpers.doctor --sample          # the report as docs/workshop/preflight.md shows it
-    .venv/bin/python -m helpers.doctor --update-sample   # write it there
+    make doctor                          # or, from a fresh shell: .venv/bin/python -m courseware.doctor
+    .venv/bin/python -m courseware.doctor --sample     # the report as docs/workshop/preflight.md shows it
+    .venv/bin/python -m courseware.doctor --update-sample  # write it there
 
 Run it before a workshop on every laptop, and at the top of lesson 00. Each check says what is
 wrong and the command that fixes it, as it runs from a fresh shell on this machine; a fix shared by
@@ -27,7 +27,7 @@ from importlib import metadata
 from pathlib import Path
 
 import helpers
-from helpers.platforms import (
+from courseware.platforms import (
     VENV,
     Check,
     _shown,
@@ -41,7 +41,7 @@ from helpers.platforms import (
 ROOT = Path(helpers.__file__).resolve().parent.parent
 MIN_PYTHON = (3, 11)
 MODEL_ENV = "TOOLNODE_LAB_MODEL"  # as helpers.models, which needs langchain-core to import
-TRACING_VARS = ("LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2", "LANGCHAIN_TRACING")  # as helpers.nbtools
+TRACING_VARS = ("LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2", "LANGCHAIN_TRACING")  # as courseware.nbtools
 SAMPLE = ROOT / "docs" / "workshop" / "preflight.md"
 
 __all__ = ["Check", "Report", "run_checks"]
@@ -61,7 +61,7 @@ def env_fix() -> str:
 def doctor_command() -> str:
     if in_project_venv() and os.name != "nt":
         return "`make doctor`"
-    return f"`{python_command()} -m helpers.doctor`"
+    return f"`{python_command()} -m courseware.doctor`"
 
 
 @dataclass
@@ -153,7 +153,7 @@ def compat_note(versions=None, data=None) -> str:
 
     Empty when the versions are the pins or the matrix has no release like them.
     """
-    from helpers.compat import lessons_that_differ
+    from courseware.compat import lessons_that_differ
 
     release, counts = lessons_that_differ(versions, data)
     if release is None or not counts:
@@ -392,7 +392,7 @@ def run_checks(env=None) -> Report:
 # The sample report in docs/workshop/preflight.md is this doctor's output (`--update-sample`), and
 # tests/test_doctor.py checks it still is, with what varies by machine masked (`mask_sample`).
 
-SAMPLE_START = "<!-- sample: .venv/bin/python -m helpers.doctor --update-sample -->"
+SAMPLE_START = "<!-- sample: .venv/bin/python -m courseware.doctor --update-sample -->"
 
 
 def sample_report() -> str:

@@ -2,14 +2,14 @@
 time estimator every stated time comes from.
 
 The map is the one source for the course table and the tracks; the estimator is the one source for
-every time. README's "The course" block is printed from them (`python -m helpers.course`; rewrite it
-in place with `python -m helpers.course --write-readme`), lesson 00 shows them live, and
+every time. README's "The course" block is printed from them (`python -m courseware.course`; rewrite it
+in place with `python -m courseware.course --write-readme`), lesson 00 shows them live, and
 `tests/test_course.py` checks every notebook's `**Time:** about NN minutes.` line, each deep dive's
 and sitting's `*About NN minutes.*` line, the navigation line and the "What's next" links against them.
 
 Example:
     ```python
-    from helpers.course import LESSONS, lesson, track_minutes, INTERVIEW_LESSONS
+    from courseware.course import LESSONS, lesson, track_minutes, INTERVIEW_LESSONS
     lesson(3).minutes               # the core path's estimate, from the notebook itself
     lesson(3).lab                   # 'labs/03_error_policy.ipynb'
     lesson(3).lab_minutes           # the lab's estimate, from labs/solutions/03_error_policy.ipynb
@@ -324,7 +324,7 @@ def tracks_markdown() -> str:
     ])
 
 
-README_BEGIN = "<!-- course-map: printed by `python -m helpers.course`; do not edit by hand -->"
+README_BEGIN = "<!-- course-map: printed by `python -m courseware.course`; do not edit by hand -->"
 README_END = "<!-- /course-map -->"
 
 
@@ -386,7 +386,7 @@ class Estimate:
 
     Example:
         ```python
-        from helpers.course import estimate
+        from courseware.course import estimate
         e = estimate("notebooks/01_sequential_vs_gather.ipynb")
         e.words, e.code_cells, e.questions, e.minutes
         ```

@@ -1,9 +1,9 @@
 """Where the course runs: the tested platforms and Pythons, the lock's markers, and what breaks where.
 
-    python -m helpers.platforms                    # this machine: platform, Python, known breakages
-    python -m helpers.platforms venv-matches-lock  # exit 0 when this environment holds the tested set
-    python -m helpers.platforms jupyterlab-settings  # JupyterLab offline here: no update check, no news
-    python3.11 -m helpers.platforms setup .venv    # what `make setup` runs: create or repair the venv
+    python -m courseware.platforms                    # this machine: platform, Python, known breakages
+    python -m courseware.platforms venv-matches-lock  # exit 0 when this environment holds the tested set
+    python -m courseware.platforms jupyterlab-settings  # JupyterLab offline here: no update check, no news
+    python3.11 -m courseware.platforms setup .venv    # what `make setup` runs: create or repair the venv
 
 `requirements.txt` is one universal lock: every pin carries the environment marker that says where it
 applies (`appnope==… ; sys_platform == 'darwin'`), so pip, `make setup` and conda install the right
@@ -12,10 +12,10 @@ counts only where its marker is true), and is what `make setup`, `make lock`, th
 `tests/test_environment.py` share. It imports only the standard library at module level, so it runs
 in an environment whose packages are broken, which is exactly when `make setup` needs it; `setup` is
 run by the interpreter `make setup PYTHON=...` names, from the checkout, before any venv exists.
-`helpers.doctor` imports this module (its `Check` lines are defined here); this module never imports
+`courseware.doctor` imports this module (its `Check` lines are defined here); this module never imports
 the doctor.
 
-Taught in `notebooks/00_start_here.ipynb` (through `helpers.doctor`).
+Taught in `notebooks/00_start_here.ipynb` (through `courseware.doctor`).
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ STAMP_NAME = ".toolnode-lab-installed"
 class Check:
     """One line of the doctor's report: `ok` is True (pass), False (fail) or None (a note, not a failure).
 
-    Taught in `notebooks/00_start_here.ipynb` (through `helpers.doctor`).
+    Taught in `notebooks/00_start_here.ipynb` (through `courseware.doctor`).
     """
 
     name: str
@@ -280,7 +280,7 @@ def _package_source() -> Path | None:
     return Path("(not an editable install)") if found else None
 
 
-# JupyterLab's offline settings: every install path runs `python -m helpers.platforms jupyterlab-settings`.
+# JupyterLab's offline settings: every install path runs `python -m courseware.platforms jupyterlab-settings`.
 
 SETTINGS = ROOT / "scripts" / "jupyterlab" / "toolnode-lab.json"
 """No update check, no news fetch (and no question about it at first start): JupyterLab stays offline."""
@@ -413,7 +413,7 @@ def check_offline_settings():
         return Check("jupyterlab offline", True, "no update check, no news fetch")
     return Check("jupyterlab offline", None, "JupyterLab will check for updates and offer to fetch news "
                  "(both reach the network)",
-                 f"`{python_command()} -m helpers.platforms jupyterlab-settings` (make setup does this)")
+                 f"`{python_command()} -m courseware.platforms jupyterlab-settings` (make setup does this)")
 
 
 def platform_checks() -> list:
@@ -597,7 +597,7 @@ def setup(venv: Path = VENV, asked: bool = False, wheelhouse: Path | None = None
         say(f"{_shown(venv)} has no finished install; installing")
     elif any(path.stat().st_mtime > stamp.stat().st_mtime for path in (lock, ROOT / "pyproject.toml")):
         say("requirements.txt or pyproject.toml changed since the last install; installing")
-    elif _run([python, "-m", "helpers.platforms", "venv-matches-lock"], quiet=False).returncode == 0:
+    elif _run([python, "-m", "courseware.platforms", "venv-matches-lock"], quiet=False).returncode == 0:
         return 0
     else:
         say("installing the tested set again")
@@ -628,8 +628,8 @@ def setup(venv: Path = VENV, asked: bool = False, wheelhouse: Path | None = None
     if _run(check).returncode:
         say("the installed packages do not fit together (above). Run: `make clean setup`")
         return 1
-    _run([python, "-m", "helpers.platforms", "jupyterlab-settings"])
-    if _run([python, "-m", "helpers.platforms", "venv-matches-lock"], quiet=False).returncode:
+    _run([python, "-m", "courseware.platforms", "jupyterlab-settings"])
+    if _run([python, "-m", "courseware.platforms", "venv-matches-lock"], quiet=False).returncode:
         say("the install did not give the tested set (above). Run: `make clean setup`")
         return 1
     stamp.touch()
@@ -662,7 +662,7 @@ def main(argv: list[str] | None = None) -> int:
     if args[:1] == ["setup"]:
         import argparse
 
-        parser = argparse.ArgumentParser(prog="python -m helpers.platforms setup")
+        parser = argparse.ArgumentParser(prog="python -m courseware.platforms setup")
         parser.add_argument("venv", type=Path, nargs="?", default=VENV)
         parser.add_argument("--asked", action="store_true",
                             help="PYTHON= was given: rebuild a venv made by another interpreter")

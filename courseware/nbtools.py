@@ -1,11 +1,11 @@
 """Maintainer commands for the course's notebooks: execute, normalise, check, reset.
 
-    python -m helpers.nbtools run                 # every notebook, fresh kernel, top to bottom
-    python -m helpers.nbtools run notebooks/03_*.ipynb
-    python -m helpers.nbtools check               # what tests/test_notebook_hygiene.py checks
-    python -m helpers.nbtools rerun notebooks/04_tools_condition_loop.ipynb
+    python -m courseware.nbtools run                 # every notebook, fresh kernel, top to bottom
+    python -m courseware.nbtools run notebooks/03_*.ipynb
+    python -m courseware.nbtools check               # what tests/test_notebook_hygiene.py checks
+    python -m courseware.nbtools rerun notebooks/04_tools_condition_loop.ipynb
                                                   # no cell may break a cell above it
-    python -m helpers.nbtools reset               # back up saved lessons, restore them from git
+    python -m courseware.nbtools reset               # back up saved lessons, restore them from git
 
 `make notebooks`, `make notebook NB=...`, `make rerun` and `make reset-lessons` call these. Never
 edit outputs by hand: strict nbval compares every committed output with a fresh run.
@@ -470,7 +470,7 @@ def rerun(path: Path, fraction: float = 0.5, timeout: int = 180) -> list[str]:
     cell rebound a name (`tools = ...`) or changed shared state, that earlier cell now breaks.
     The first half is re-run bottom up (from its last cell back to the top), so each cell meets
     the state the cells below it left, as when a learner re-runs that one cell.
-    Nothing is written to `path`. Used by `make rerun NB=...` and `python -m helpers.nbtools rerun`.
+    Nothing is written to `path`. Used by `make rerun NB=...` and `python -m courseware.nbtools rerun`.
 
     Returns:
         One line per cell that ran fine the first time and raises on the re-run (empty: fine).
@@ -580,7 +580,7 @@ def saved_lesson_note(path: Path) -> str:
     )
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m helpers.nbtools", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m courseware.nbtools", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="execute, normalise and write notebooks")
