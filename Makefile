@@ -77,6 +77,20 @@ endif
 doctor: ## pre-flight check for a learner's or workshop laptop: reports, changes nothing
 	@$(if $(DOCTOR_STATUS),:,test -x $(PY) || $(NO_VENV); $(PY) -m courseware.doctor)
 
+# The maintainer's loop (CONTRIBUTING.md, "The loop"): `make quick` while writing, `make stale` /
+# `make regen` for every derived file, `make test` before a commit lands.
+LAB ?=
+.PHONY: quick stale regen
+quick: setup ## one lesson (NB=notebooks/NN_x.ipynb) or lab (LAB=NN) and all it can break, in seconds
+	@test -n "$(NB)$(LAB)" || { echo "Name a lesson or a lab: make quick NB=notebooks/03_builtin_toolnode.ipynb, or make quick LAB=02"; exit 2; }
+	$(PY) -m courseware.quick $(NB) $(if $(LAB),--lab $(LAB))
+
+stale: setup ## list every derived file that is out of date, each with the command that fixes it
+	@$(PY) -m courseware.derived stale
+
+regen: setup ## rewrite every derived file: prose versions and counts, times, starters, README, guide, lesson 00
+	$(PY) -m courseware.derived regen
+
 notebooks: setup ## re-execute every notebook from a fresh kernel and normalise it
 	$(PY) -m courseware.nbtools run $(if $(FRESH),--fresh)
 

@@ -12,6 +12,7 @@ under load. `make soak` (scripts/soak.py) runs exactly the tests selected by `-m
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,45 @@ ROOT = Path(__file__).resolve().parent.parent
 # The handout's browser tests run only through `make handout-test` (they build the site and drive
 # Chromium: minutes on their own); plain `pytest` does not collect them.
 collect_ignore_glob = [] if os.environ.get("TOOLNODE_LAB_HANDOUT_TEST") == "1" else ["handout/test_*.py"]
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--only-lesson", action="append", default=[], metavar="NAME",
+        help="keep only what can break when lesson NAME (e.g. 03_builtin_toolnode) or its lab changes: "
+             "contract tests marked with that lesson, and consistency tests whose id names no other "
+             "notebook (`make quick` passes it)",
+    )
+
+
+_NOTEBOOK_NAME = re.compile(r"\b\d\d_[a-z][a-z0-9_]*")
+
+
+def keep_for_lessons(nodeid: str, marker: str | None, names: list[str]) -> bool:
+    """Whether `make quick` for `names` (lesson and lab stems) keeps this test.
+
+    A contract test stays when its `lesson` marker is one of them; any other test stays unless its
+    id names a different lesson or lab (a parametrised case of another notebook).
+    """
+    if marker is not None:
+        return marker in names
+    mentioned = set(_NOTEBOOK_NAME.findall(nodeid.split("::", 1)[-1])) | set(
+        _NOTEBOOK_NAME.findall(nodeid.split("::", 1)[0].rsplit("/", 1)[-1]))
+    return not mentioned or bool(mentioned & set(names)) or any(n in nodeid for n in names)
+
+
+def pytest_collection_modifyitems(config, items):
+    names = config.getoption("--only-lesson")
+    if not names:
+        return
+    kept, dropped = [], []
+    for item in items:
+        marker = item.get_closest_marker("lesson")
+        keep = keep_for_lessons(item.nodeid, marker.args[0] if marker else None, names)
+        (kept if keep else dropped).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
 
 
 def pytest_configure(config):

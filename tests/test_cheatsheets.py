@@ -4,9 +4,9 @@
 
 Every rule line links the lesson section that shows it (`../notebooks/NN_x.ipynb#Heading-text`, the
 anchor JupyterLab gives a heading: its text with spaces as `-`, backticks dropped) and names the
-contract test that proves it (`tests/contracts/test_NN_x.py::test_name`). Each citation is its own
-test case, so a renamed heading, a moved notebook or a deleted test fails with the exact citation
-that broke and what to do about it.
+contract test that proves it (`tests/contracts/test_NN_x.py::test_name`). One test per sheet checks
+every citation and lists each that broke, so a renamed heading, a moved notebook or a deleted test
+fails with the exact citation and what to do about it.
 """
 
 from __future__ import annotations
@@ -128,29 +128,37 @@ def test_the_chinese_sheet_declares_a_cjk_font_for_printing(sheet):
     )
 
 
-CITATION_IDS = [f"{c[0]}-{c[2].rsplit('/', 1)[-1]}-{c[3]}" for c in CITATIONS]
-
-
-@pytest.mark.parametrize("where, kind, target, detail", CITATIONS, ids=CITATION_IDS)
-def test_citation_exists(where, kind, target, detail):
+def citation_problem(where: str, kind: str, target: str, detail: str) -> str | None:
+    """What is wrong with one citation, in words that say how to fix it (None: it resolves)."""
     if kind == "lesson":
         notebook = (DOCS / target).resolve()
         shown = notebook.relative_to(ROOT) if notebook.is_relative_to(ROOT) else target
-        assert notebook.exists(), (
-            f"{where} links {shown}, which does not exist: fix the file name in the link "
-            f"(the course map in README.md has the names)."
-        )
+        if not notebook.exists():
+            return (f"{where} links {shown}, which does not exist: fix the file name in the link "
+                    f"(the course map in README.md has the names).")
         anchors = heading_anchors(notebook)
-        assert detail in anchors, (
-            f"{where} links {shown}#{detail}, but {shown} has no heading "
-            f"'{detail.replace('-', ' ')}'. Its headings are:\n  " + "\n  ".join(anchors.values())
-        )
-    else:
-        path = ROOT / target
-        assert path.exists(), f"{where} names {target}::{detail}, but {target} does not exist."
-        assert detail in defined_tests(path), (
-            f"{where} names {target}::{detail}, but {target} defines no test '{detail}'."
-        )
+        if detail not in anchors:
+            return (f"{where} links {shown}#{detail}, but {shown} has no heading "
+                    f"'{detail.replace('-', ' ')}'. Its headings are:\n    "
+                    + "\n    ".join(anchors.values()))
+        return None
+    path = ROOT / target
+    if not path.exists():
+        return f"{where} names {target}::{detail}, but {target} does not exist."
+    if detail not in defined_tests(path):
+        return f"{where} names {target}::{detail}, but {target} defines no test '{detail}'."
+    return None
+
+
+@pytest.mark.parametrize("sheet", SHEETS, ids=[s.name for s in SHEETS])
+def test_every_citation_exists(sheet):
+    """Every lesson section and contract test a sheet's rules cite exists; one failure lists them all."""
+    where = str(sheet.relative_to(ROOT))
+    cited = [c for c in CITATIONS if c[0].startswith(where + ":")]
+    problems = [p for c in cited if (p := citation_problem(*c))]
+    assert cited, f"{where} cites nothing"
+    assert not problems, (f"{len(problems)} of {len(cited)} citations do not resolve:\n  "
+                          + "\n  ".join(problems))
 
 
 def cited_modules() -> list[str]:
@@ -191,16 +199,17 @@ NODE_CITATIONS = [
 ]
 
 
-NODE_IDS = [f"{where}-{node.split('::')[1]}" for where, node in NODE_CITATIONS]
-
-
-@pytest.mark.parametrize("where, node", NODE_CITATIONS, ids=NODE_IDS)
-def test_cited_test_is_collected(where, node, request):
-    collected = collected_node_ids(request.session)
-    found = node in collected or (
-        "[" not in node and any(c.startswith(node + "[") for c in collected)
-    )
-    assert found, (
-        f"{where} names {node}, but pytest does not collect it (run `pytest --collect-only -q "
+@pytest.mark.parametrize("sheet", SHEETS, ids=[s.name for s in SHEETS])
+def test_every_cited_test_is_collected(sheet, request):
+    where = str(sheet.relative_to(ROOT))
+    cited = [(w, node) for w, node in NODE_CITATIONS if w.startswith(where + ":")]
+    collected = collected_node_ids(request.session) if cited else frozenset()
+    missing = [
+        f"{w} names {node}, but pytest does not collect it (run `pytest --collect-only -q "
         f"{node.split('::')[0]}`): the test may be nested, misnamed, or its module may fail to import."
-    )
+        for w, node in cited
+        if node not in collected
+        and not ("[" not in node and any(c.startswith(node + "[") for c in collected))
+    ]
+    assert not missing, (f"{len(missing)} of {len(cited)} cited tests are not collected:\n  "
+                         + "\n  ".join(missing))

@@ -1,0 +1,85 @@
+"""Every derived file is up to date (`make stale` says which is not, and the command that fixes it),
+and the rewriting rules behind `make regen` do what courseware/derived.py says."""
+
+from __future__ import annotations
+
+import copy
+
+import nbformat
+import pytest
+
+from courseware import derived
+from courseware.nbtools import keep_unchanged_outputs, normalize
+
+CHEAP = [item for item in derived.ITEMS if item.problems is not derived.lesson00_problems]
+"""Lesson 00's outputs are compared by strict nbval in the same suite; `make stale` runs it too."""
+
+
+@pytest.mark.parametrize("item", CHEAP, ids=[item.name for item in CHEAP])
+def test_nothing_derived_is_stale(item):
+    problems = item.problems()
+    assert not problems, f"{item.name} is out of date; fix: {item.command} (or `make regen`):\n  " + \
+        "\n  ".join(problems)
+
+
+PINNED = {"langchain-core": "1.8.4", "langgraph": "1.2.30", "langgraph-prebuilt": "1.1.3"}
+
+
+def test_a_bumped_pin_rewrites_every_mention_of_the_old_one():
+    text = "on the pinned set (langgraph 1.2.24, langchain-core 1.8.3); `langchain-core==1.8.3`"
+    fixed, stale = derived.fix_versions(text, PINNED)
+    assert fixed == "on the pinned set (langgraph 1.2.30, langchain-core 1.8.4); `langchain-core==1.8.4`"
+    assert len(stale) == 3 and "the lock pins langchain-core 1.8.4" in stale[1]
+
+
+def test_historical_releases_a_minor_series_and_the_doctors_drift_example_stay():
+    text = ("changed in langgraph-prebuilt 1.0.1; langgraph 1.2 and later; the matrix's langgraph 0.6.11; "
+            "`langchain-core 1.8.2 (want 1.8.4)`")
+    assert derived.fix_versions(text, PINNED) == (text, [])
+
+
+def test_counts_and_lesson_numbers_follow_the_map_in_the_form_they_were_written():
+    facts = {"notebooks": 19, "labs": 8, "last": 18, "last teaching": 16, "mock interview": 17,
+             "drill bank": 18, "drills": 70, "sittings": 10}
+    text = ("Eighteen notebooks — lessons 00–15, the mock interview (16) and the drill bank (17) — with a "
+            "lab after seven lessons. Work through 00 → 17. Lessons 00–10 first. 66 drills in nine sittings")
+    fixed, wrong = derived.fix_counts(text, facts)
+    assert fixed == ("Nineteen notebooks — lessons 00–16, the mock interview (17) and the drill bank (18) — "
+                     "with a lab after eight lessons. Work through 00 → 18. Lessons 00–10 first. "
+                     "70 drills in ten sittings")
+    assert len(wrong) == 8
+
+
+def _nb(*sources, outputs=None):
+    nb = nbformat.v4.new_notebook()
+    for source in sources:
+        nb.cells.append(nbformat.v4.new_code_cell(source) if source.startswith("print")
+                        else nbformat.v4.new_markdown_cell(source))
+    return normalize(nb)
+
+
+def test_inserting_a_cell_changes_no_other_cells_id():
+    nb = _nb("# A", "print(1)", "## B")
+    ids = [cell.id for cell in nb.cells]
+    nb.cells.insert(1, nbformat.v4.new_markdown_cell("new"))
+    again = normalize(nb)
+    assert [c.id for c in again.cells if c.source != "new"] == ids
+    assert len({c.id for c in again.cells}) == 4
+
+
+def test_a_copied_cell_gets_an_id_of_its_own():
+    nb = _nb("# A", "print(1)")
+    nb.cells.append(nbformat.from_dict(dict(nb.cells[1])))
+    assert len({cell.id for cell in normalize(nb).cells}) == 3
+
+
+def test_a_regenerated_cell_keeps_its_committed_output_when_only_masked_values_moved():
+    old = _nb("print(1)", "print(2)")
+    new = copy.deepcopy(old)  # a fresh run of the same file: same ids, same sources
+    for nb, (first, second) in ((old, ("took 0.21 s", "speed-up 1.98x")), (new, ("took 0.23 s", "CHANGED"))):
+        for cell, text, count in zip(nb.cells, (first, second), (1, 2), strict=True):
+            cell.execution_count = count
+            cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text)]
+    assert keep_unchanged_outputs(new, old) == 1
+    assert new.cells[0].outputs[0].text == "took 0.21 s"  # the committed text: only a duration moved
+    assert new.cells[1].outputs[0].text == "CHANGED"       # a real change is kept
