@@ -626,7 +626,10 @@ def setup(venv: Path = VENV, asked: bool = False, wheelhouse: Path | None = None
         return 1
     check = [uv, "pip", "check", "--quiet", "--python", python] if uv else [python, "-m", "pip", "check"]
     if _run(check).returncode:
-        say("the installed packages do not fit together (above). Run: `make clean setup`")
+        say("the pins in requirements.txt do not fit together (above): exactly the lock was installed, so "
+            "the lock itself is inconsistent (a pin changed by hand without the packages that depend on "
+            "it). Re-resolve it with `make lock` (needs the package index), or go back to the committed "
+            "set with `git checkout requirements.txt`; then `make setup`.")
         return 1
     _run([python, "-m", "courseware.platforms", "jupyterlab-settings"])
     if _run([python, "-m", "courseware.platforms", "venv-matches-lock"], quiet=False).returncode:
