@@ -101,7 +101,7 @@ notebook: setup ## re-execute one notebook (only Markdown changed: normalise it;
 bench: setup ## every way of running tools vs the limit, per-call overhead, phases (about a minute; writes docs/bench/)
 	$(PY) scripts/bench_toolnode.py
 
-compat: setup ## contract tests vs a matrix of LangGraph releases -> docs/compatibility.md (~5 min first run)
+compat: setup ## contract tests vs a matrix of LangGraph releases -> docs/compatibility.md (about 30 min on 2 cores)
 	@test -x $(VENV)/bin/uv || $(call PIP_INSTALL,uv==$(UV_VERSION))
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) scripts/compat.py
 

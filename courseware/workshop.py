@@ -402,7 +402,7 @@ def markdown_table(plan: tuple[Block, ...] = PLAN) -> str:
             if b.run_cells:
                 labels = ", ".join(f"[{n}]" for n in execution_counts(b.part.notebook, list(b.run_cells)))
                 covers += f" — run only cells {labels}"
-            est, factor = f"{b.estimate:.1f}", f"{ROOM_FACTOR[b.kind]}×"
+            est, factor = f"{b.estimate:.0f}", f"{ROOM_FACTOR[b.kind]}×"
         lines.append(f"| {clock(b.start)}–{clock(b.start + b.minutes)} | {b.title} | {covers} | "
                      f"{est} | {factor} | {b.minutes} |")
     return "\n".join(lines)

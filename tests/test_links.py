@@ -152,3 +152,16 @@ def test_the_schemes():
     assert github_ids(["The course", "The course", "How long things take?"]) == {
         "the-course", "the-course-1", "how-long-things-take"}
     assert links_of(ROOT / "README.md"), "the link scanner finds README's links"
+
+
+_CELL_NUMBER = re.compile(r"\bcells? \d+(?:\s*(?:[–/-]|and)\s*\d+)?\b")
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=[str(p.relative_to(ROOT)) for p in SOURCES])
+def test_no_cross_reference_names_a_cell_by_number(source):
+    """A cell number goes stale the moment a cell is inserted above it: name the section instead."""
+    found = [m.group(0) for text in _markdown_of(source) for m in _CELL_NUMBER.finditer(_FENCE.sub("", text))]
+    assert not found, (
+        f"{source.relative_to(ROOT)} refers to {found}: cell numbers move when a cell is inserted. Name "
+        "the section instead (its heading's text, and a link to its anchor)."
+    )
