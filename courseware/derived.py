@@ -186,6 +186,7 @@ COUNT_RULES: tuple[tuple[str, re.Pattern], ...] = tuple(
         ("labs", rf"(?<=\ba lab after ){NUMBER}(?= lessons\b)"),
         ("labs", rf"\b{NUMBER}(?= lessons followed by a lab\b)"),
         ("last teaching", r"(?<=\blessons 00–)(\d\d)(?=,? (?:the )?mock interview)"),
+        ("last teaching", r"(?<=\bfollow lesson )(\d\d)(?= in order)"),
         ("last", r"(?<=\b00 → )(\d\d)\b"),
         ("last", r"(?<=\b00_… to )(\d\d)(?=_…)"),
         ("mock interview", r"(?<=\bmock interview \()(\d\d)(?=\))"),
@@ -216,16 +217,43 @@ def fix_counts(text: str, facts: dict[str, int]) -> tuple[str, list[str]]:
     return text, wrong
 
 
+_NOTEBOOK = r"[^)\s]*?(?P<nn{n}>\d\d)_[a-z0-9_]+\.ipynb(?:#[^)\s]*)?"
+LESSON_LINK = re.compile(
+    r"\[(?P<code>\d\d)(?P<label> · [^\]]*)\]\((?P<target>" + _NOTEBOOK.format(n="") + r")\)"
+    r"|\[(?P<text>[^\]]+)\]\((?P<target2>" + _NOTEBOOK.format(n="2") + r")\) \((?P<after>\d\d)\)"
+)
+"""A link to a lesson that states its number: `[03 · Title](03_x.ipynb)` or `[title](16_x.ipynb) (16)`."""
+
+
+def fix_link_numbers(text: str) -> tuple[str, list[str]]:
+    """`text` with the number a lesson link states set to the linked notebook's, and the old ones."""
+    wrong = []
+
+    def one(match: re.Match) -> str:
+        if match.group("code") is not None:
+            if match.group("code") == match.group("nn"):
+                return match.group(0)
+            wrong.append(f"'{match.group(0)[:70]}' says {match.group('code')}; it links {match.group('nn')}")
+            return f"[{match.group('nn')}{match.group('label')}]({match.group('target')})"
+        if match.group("after") == match.group("nn2"):
+            return match.group(0)
+        wrong.append(f"'{match.group(0)[:70]}' says ({match.group('after')}); it links {match.group('nn2')}")
+        return f"[{match.group('text')}]({match.group('target2')}) ({match.group('nn2')})"
+
+    return LESSON_LINK.sub(one, text), wrong
+
+
 def count_problems() -> list[str]:
     facts = _facts()
     return [f"{_rel(path)}: {problem}" for path in _files(PROSE_GLOBS) + _files(NOTEBOOK_GLOBS)
-            for problem in fix_counts(_markdown_of(path), facts)[1]]
+            for text in [_markdown_of(path)]
+            for problem in fix_counts(text, facts)[1] + fix_link_numbers(text)[1]]
 
 
 def write_counts() -> list[str]:
     facts = _facts()
     return [_rel(p) for p in _files(PROSE_GLOBS) + _files(NOTEBOOK_GLOBS)
-            if _rewrite_markdown(p, lambda text: fix_counts(text, facts)[0])]
+            if _rewrite_markdown(p, lambda text: fix_link_numbers(fix_counts(text, facts)[0])[0])]
 
 
 # -- each lesson's stated times and navigation line --------------------------------------------------

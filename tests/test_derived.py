@@ -83,3 +83,14 @@ def test_a_regenerated_cell_keeps_its_committed_output_when_only_masked_values_m
     assert keep_unchanged_outputs(new, old) == 1
     assert new.cells[0].outputs[0].text == "took 0.21 s"  # the committed text: only a duration moved
     assert new.cells[1].outputs[0].text == "CHANGED"       # a real change is kept
+
+
+def test_a_lesson_link_states_the_number_of_the_notebook_it_links():
+    text = ("[11 · Streaming](11_streaming_and_stopping.ipynb) · the [mock interview]"
+            "(16_mock_interview.ipynb) "
+            "(13) · [09 · Prebuilt agents](10_mcp_tools.ipynb) · [13 §10](../notebooks/13_x.ipynb)")
+    fixed, wrong = derived.fix_link_numbers(text)
+    assert fixed == ("[11 · Streaming](11_streaming_and_stopping.ipynb) · the [mock interview]"
+                     "(16_mock_interview.ipynb) (16) · [10 · Prebuilt agents](10_mcp_tools.ipynb) · "
+                     "[13 §10](../notebooks/13_x.ipynb)")
+    assert len(wrong) == 2
