@@ -85,10 +85,13 @@ quick: setup ## one lesson (NB=notebooks/NN_x.ipynb) or lab (LAB=NN) and all it 
 	@test -n "$(NB)$(LAB)" || { echo "Name a lesson or a lab: make quick NB=notebooks/03_builtin_toolnode.ipynb, or make quick LAB=02"; exit 2; }
 	$(PY) -m courseware.quick $(NB) $(if $(LAB),--lab $(LAB))
 
-stale: setup ## list every derived file that is out of date, each with the command that fixes it
+# Both work on a venv that differs from the lock (mid pin bump): they say so in one line and go on.
+stale: ## list every derived file that is out of date, each with the command that fixes it
+	@$(DRIFT)
 	@$(PY) -m courseware.derived stale
 
-regen: setup ## rewrite every derived file: prose versions and counts, times, starters, README, guide, lesson 00
+regen: ## rewrite every derived file: prose versions and counts, times, starters, README, guide, lesson 00
+	@$(DRIFT)
 	$(PY) -m courseware.derived regen
 
 notebooks: setup ## re-execute every notebook from a fresh kernel and normalise it
@@ -135,7 +138,10 @@ lint: setup ## ruff over the package, tests and scripts
 # marker that says where it applies, one version per package, existing pins kept unless the input moves
 # them; scripts/lock-overrides.txt leaves out what the course never uses and costs every process
 # time. Then every pinned file is checked to exist for each platform and Python (scripts/check_lock.py).
-lock: setup ## re-resolve requirements.txt for every platform, then check every file exists (needs the index)
+# It needs the venv only for uv and for check_lock.py, not the venv to match the lock: a lock that does
+# not fit together (which `make setup` refuses) is exactly what it repairs.
+lock: ## re-resolve requirements.txt for every platform, then check every file exists (needs the index)
+	@test -x $(PY) || $(NO_VENV)
 	@test -x $(VENV)/bin/uv || $(call PIP_INSTALL,uv==$(UV_VERSION))
 	$(VENV)/bin/uv pip compile scripts/requirements.in --universal --python-version 3.11 --fork-strategy fewest \
 	  --override scripts/lock-overrides.txt --no-header --no-annotate --no-emit-package toolnode-lab -q \

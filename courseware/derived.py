@@ -24,7 +24,6 @@ releases the course names on purpose) becomes the pin; a count or lesson number 
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -260,17 +259,17 @@ def write_counts() -> list[str]:
 TIME_LINE = re.compile(r"(\*\*Time:\*\* about )(\d+)( minutes)")
 
 
-def _lesson_fix(path: Path) -> Callable[[nbformat.NotebookNode], bool]:
+def _lesson_fix(path: Path) -> Callable[[nbformat.NotebookNode], list[str]]:
     """A function that puts the estimator's times (and, for a lesson, the map's navigation line)
-    into a notebook's Markdown cells; it returns True when it changed something."""
+    into a notebook's Markdown cells and says what it changed."""
     from courseware.course import ABOUT, LESSONS, estimate_parts, navigation_line
 
     parts = estimate_parts(path)
     row = next((r for r in LESSONS if (ROOT / r.file) == path), None)
     wanted = {heading: e.minutes for heading, e in parts.deep_dives + parts.sittings}
 
-    def fix(nb: nbformat.NotebookNode) -> bool:
-        changed = False
+    def fix(nb: nbformat.NotebookNode) -> list[str]:
+        changes = []
         in_prerequisites = False
         for index, cell in enumerate(nb.cells):
             if cell.cell_type != "markdown":
@@ -278,19 +277,29 @@ def _lesson_fix(path: Path) -> Callable[[nbformat.NotebookNode], bool]:
             source = cell.source
             if row is not None and index == 0:
                 lines = source.rstrip("\n").split("\n")
-                if lines[-1].startswith(("[← ", "[Course map]")):  # the navigation line
-                    lines[-1] = navigation_line(row.number)
+                navigation = navigation_line(row.number)
+                if lines[-1].startswith(("[← ", "[Course map]")) and lines[-1] != navigation:
+                    changes.append(f"the title cell's navigation line should be {navigation}")
+                    lines[-1] = navigation
                     source = "\n".join(lines)
             if source.startswith("## "):
                 in_prerequisites = source.startswith("## Prerequisites")
                 heading = source.splitlines()[0][3:]
                 if heading in wanted:
-                    source = ABOUT.sub(f"*About {wanted[heading]} minutes.*", source)
+                    right = f"*About {wanted[heading]} minutes.*"
+                    for stated in ABOUT.findall(source):
+                        if int(stated) != wanted[heading]:
+                            changes.append(f"'## {heading}' says *About {stated} minutes.*; its estimate "
+                                           f"is {wanted[heading]}")
+                    source = ABOUT.sub(right, source)
             if row is not None and in_prerequisites:
+                for stated in TIME_LINE.findall(source):
+                    if int(stated[1]) != row.minutes:
+                        changes.append(f"'**Time:** about {stated[1]} minutes' should be {row.minutes} (the "
+                                       "estimate of the core path)")
                 source = TIME_LINE.sub(lambda m: f"{m.group(1)}{row.minutes}{m.group(3)}", source)
-            changed |= source != cell.source
             cell.source = source
-        return changed
+        return changes
 
     return fix
 
@@ -300,12 +309,8 @@ def _lesson_notebooks() -> list[Path]:
 
 
 def lesson_line_problems() -> list[str]:
-    out = []
-    for path in _lesson_notebooks():
-        nb = nbformat.read(path, as_version=4)
-        if _lesson_fix(path)(nb):
-            out.append(f"{_rel(path)}: a stated time or the navigation line differs from the map's estimate")
-    return out
+    return [f"{_rel(path)}: {change}" for path in _lesson_notebooks()
+            for change in _lesson_fix(path)(nbformat.read(path, as_version=4))]
 
 
 def write_lesson_lines() -> list[str]:
@@ -366,10 +371,12 @@ def guide_problems() -> list[str]:
     guide = (ROOT / "docs" / "workshop" / "README.md").read_text(encoding="utf-8")
     start = guide.index(workshop.BEGIN_MARK) + len(workshop.BEGIN_MARK)
     if guide[start:guide.index(workshop.END_MARK)] != "\n" + workshop.markdown_table() + "\n":
-        out.append("docs/workshop/README.md: the agenda table")
+        out.append("docs/workshop/README.md: the agenda table (a block's estimate, or the cells it runs, "
+                   "moved with the lessons)")
     facilitator = ROOT / "docs" / "workshop" / "facilitator.md"
     if not facilitator.exists() or facilitator.read_text(encoding="utf-8") != workshop.facilitator_markdown():
-        out.append("docs/workshop/facilitator.md: the facilitator's script")
+        out.append("docs/workshop/facilitator.md: the facilitator's script (its times or the cells it "
+                   "names moved with the lessons)")
     return out
 
 
@@ -386,17 +393,24 @@ def write_guide() -> list[str]:
 
 
 def sample_problems() -> list[str]:
-    from courseware.doctor import committed_sample, mask_sample, sample_report
+    from courseware.doctor import committed_sample, mask_sample, run_checks, sample_report
 
     if mask_sample(committed_sample()) == mask_sample(sample_report()):
         return []
+    if not run_checks(env={}).ok:
+        return ["docs/workshop/preflight.md: the doctor's sample differs, but the doctor fails on this "
+                "machine, so it cannot be rewritten from here: `make setup` (then `make doctor` says ready), "
+                "then `make regen`"]
     return ["docs/workshop/preflight.md: the doctor's sample report"]
 
 
 def write_sample() -> list[str]:
-    from courseware.doctor import update_sample
+    """Rewrite the sample only from a machine where the doctor says ready (a sample shows a healthy
+    laptop; a venv that differs from the lock would write its failures into the guide)."""
+    from courseware.doctor import run_checks, update_sample
 
-    if not sample_problems():
+    problems = sample_problems()
+    if not problems or not run_checks(env={}).ok:
         return []
     update_sample()
     return ["docs/workshop/preflight.md"]
@@ -424,32 +438,50 @@ LESSON_00 = "notebooks/00_start_here.ipynb"
 SHOWS_THE_MAP = ("markdown_table(", "track_minutes(", "agenda()", "INTERVIEW_LESSONS")
 
 
+def _run_here(source: str, namespace: dict) -> list[dict]:
+    """Run one of lesson 00's map cells in this process, as the kernel would show it: what it
+    prints as a stream output and its last expression's Markdown as display data."""
+    import ast
+    import contextlib
+    import io
+
+    code = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith("%"))
+    tree = ast.parse(code)
+    last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(tree, LESSON_00, "exec"), namespace)
+        value = eval(compile(ast.Expression(last.value), LESSON_00, "eval"), namespace) if last else None
+    outputs = []
+    if printed.getvalue():
+        outputs.append({"name": "stdout", "output_type": "stream", "text": printed.getvalue()})
+    if value is not None and hasattr(value, "_repr_markdown_"):
+        outputs.append({"output_type": "display_data", "data": {"text/markdown": value._repr_markdown_(),
+                                                                "text/plain": repr(value)}})
+    return outputs
+
+
+def _shown_text(outputs: list) -> list[str]:
+    return ["".join(o.get("text") or o.get("data", {}).get("text/markdown", "")) for o in outputs]
+
+
 def lesson00_problems() -> list[str]:
-    """Runs lesson 00's cells that show the map, the tracks and the agenda, and compares their text."""
-    from nbclient import NotebookClient
+    """Lesson 00's cells that show the map, the tracks and the agenda, run here (no kernel) and
+    compared with their committed text, masked as strict nbval masks it."""
+    from courseware.nbtools import masked
 
-    from courseware.nbtools import OFFLINE_ENV_UNSET, _comparable, normalize
-
-    path = ROOT / LESSON_00
-    committed = nbformat.read(path, as_version=4)
-    nb = nbformat.read(path, as_version=4)
-    code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
-    setup = code[0:1]
-    shows = [i for i in code if any(k in nb.cells[i].source for k in SHOWS_THE_MAP)]
-
-    saved = {key: os.environ.pop(key) for key in OFFLINE_ENV_UNSET if key in os.environ}
-    try:
-        client = NotebookClient(nb, timeout=60, kernel_name="python3",
-                                resources={"metadata": {"path": str(path.parent)}})
-        with client.setup_kernel():
-            for index in setup + shows:
-                nb.cells[index].outputs = []
-                client.execute_cell(nb.cells[index], index)
-    finally:
-        os.environ.update(saved)
-    nb = normalize(nb)
-    differ = [i for i in shows if _comparable(nb.cells[i].outputs) != _comparable(committed.cells[i].outputs)]
-    return [f"{LESSON_00}: cell {i}'s output (the map, tracks or agenda) is out of date" for i in differ]
+    nb = nbformat.read(ROOT / LESSON_00, as_version=4)
+    setup, *code = [cell for cell in nb.cells if cell.cell_type == "code"]
+    namespace: dict = {}
+    _run_here(setup.source, namespace)  # the Setup cell's imports
+    out = []
+    for cell in code:
+        if any(k in cell.source for k in SHOWS_THE_MAP):
+            fresh, committed = _shown_text(_run_here(cell.source, namespace)), _shown_text(cell.outputs)
+            if [masked(t) for t in fresh] != [masked(t) for t in committed]:
+                out.append(f"{LESSON_00}: the output of `{cell.source.splitlines()[0][:50]}` "
+                           "(the map, the tracks or the agenda) is out of date")
+    return out
 
 
 def write_lesson00() -> list[str]:
@@ -510,14 +542,14 @@ def regen(items: tuple[Derived, ...] = ITEMS) -> list[str]:
 
 
 def report(found: list[tuple[Derived, list[str]]]) -> str:
+    """Every stale item with all that is wrong in it, and the command that fixes it."""
     if not found:
         return "nothing is stale: every derived file is up to date"
     lines = []
     for item, problems in found:
-        lines.append(f"{item.name} — fix: {item.command}  (or `make regen` for everything)")
-        lines += [f"    {p}" for p in problems[:12]]
-        if len(problems) > 12:
-            lines.append(f"    … and {len(problems) - 12} more")
+        also = "" if item.command == "make regen" else " (or `make regen` for everything)"
+        lines.append(f"{item.name} — fix: {item.command}{also}")
+        lines += [f"    {p}" for p in problems]
     return "\n".join(lines)
 
 

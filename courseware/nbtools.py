@@ -240,21 +240,26 @@ def _comparable(outputs: list) -> str:
 def keep_unchanged_outputs(new: nbformat.NotebookNode, old: nbformat.NotebookNode) -> int:
     """Put back `old`'s outputs wherever a fresh run only changed what nbval masks.
 
-    A cell keeps its committed outputs when its id, source and count are the same in both and the
-    fresh outputs equal the committed ones once durations, ratios and ids are masked and images
-    are left out (a timing plot is redrawn only when its cell changed). So a regenerated notebook's
-    diff shows what a person changed, not the clock. Returns how many cells kept their outputs.
+    A cell keeps its committed outputs when its id and source are the same in both and the fresh
+    outputs equal the committed ones once durations, ratios and ids are masked and images are left
+    out (a timing plot is redrawn only when its cell changed). Only the execution count follows the
+    fresh run (a cell inserted above moves it). So a regenerated notebook's diff shows what a person
+    changed, not the clock. Returns how many cells kept their outputs.
     """
     before = {cell.get("id"): cell for cell in old.cells if cell.cell_type == "code"}
     kept = 0
     for cell in new.cells:
         previous = before.get(cell.get("id"))
-        if (cell.cell_type != "code" or previous is None or previous.source != cell.source
-                or previous.get("execution_count") != cell.get("execution_count")):
+        if cell.cell_type != "code" or previous is None or previous.source != cell.source:
             continue
         if cell.outputs != previous.outputs and _comparable(cell.outputs) == _comparable(previous.outputs):
-            cell.outputs = copy.deepcopy(previous.outputs)
-            kept += 1
+            outputs = copy.deepcopy(previous.outputs)
+            for output in outputs:
+                if "execution_count" in output:
+                    output.execution_count = cell.execution_count
+            if outputs != cell.outputs:
+                cell.outputs = outputs
+                kept += 1
     return kept
 
 

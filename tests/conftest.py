@@ -51,7 +51,19 @@ def keep_for_lessons(nodeid: str, marker: str | None, names: list[str]) -> bool:
     return not mentioned or bool(mentioned & set(names)) or any(n in nodeid for n in names)
 
 
+def unmarked_contract_tests(items) -> list[str]:
+    """Contract tests without `@pytest.mark.lesson(...)`: their failure could not name the lesson."""
+    return [item.nodeid for item in items
+            if item.nodeid.startswith("tests/contracts/") and item.get_closest_marker("lesson") is None]
+
+
 def pytest_collection_modifyitems(config, items):
+    unmarked = unmarked_contract_tests(items)
+    if unmarked:
+        raise pytest.UsageError(
+            "every contract test names the lesson that teaches its behaviour, so that its failure says "
+            "which lesson to update: add @pytest.mark.lesson(\"NN_name\") (or the module's LESSON marker) "
+            "to:\n  " + "\n  ".join(unmarked[:20]))
     names = config.getoption("--only-lesson")
     if not names:
         return

@@ -94,3 +94,55 @@ def test_a_lesson_link_states_the_number_of_the_notebook_it_links():
                      "(16_mock_interview.ipynb) (16) · [10 · Prebuilt agents](10_mcp_tools.ipynb) · "
                      "[13 §10](../notebooks/13_x.ipynb)")
     assert len(wrong) == 2
+
+
+def test_a_cell_below_an_inserted_cell_keeps_its_committed_output_under_its_new_count():
+    old = _nb("print(1)")
+    old.cells[0].execution_count = 1
+    old.cells[0].outputs = [nbformat.v4.new_output("execute_result", data={"text/plain": "0.21 s"},
+                                                   execution_count=1)]
+    new = copy.deepcopy(old)
+    new.cells.insert(0, nbformat.v4.new_code_cell("print(0)", id="inserted"))
+    new.cells[0].execution_count, new.cells[1].execution_count = 1, 2
+    new.cells[1].outputs = [nbformat.v4.new_output("execute_result", data={"text/plain": "0.25 s"},
+                                                   execution_count=2)]
+    assert keep_unchanged_outputs(new, old) == 1
+    assert new.cells[1].outputs[0].data["text/plain"] == "0.21 s"
+    assert new.cells[1].outputs[0].execution_count == 2
+
+
+def _suite_conftest():
+    """tests/conftest.py as a module of its own (`import conftest` may find labs/conftest.py first)."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("suite_conftest", Path(__file__).with_name("conftest.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class _Item:
+    def __init__(self, nodeid, lesson):
+        self.nodeid, self.lesson = nodeid, lesson
+
+    def get_closest_marker(self, name):
+        return self.lesson
+
+
+def test_a_contract_test_without_its_lesson_marker_is_refused():
+    conftest = _suite_conftest()
+    items = [_Item("tests/contracts/test_05_x.py::test_marked", object()),
+             _Item("tests/contracts/test_05_x.py::test_forgot", None),
+             _Item("tests/test_course.py::test_y", None)]
+    assert conftest.unmarked_contract_tests(items) == ["tests/contracts/test_05_x.py::test_forgot"]
+
+
+def test_make_quick_keeps_the_lessons_contract_tests_and_the_cases_that_name_no_other_notebook():
+    keep = _suite_conftest().keep_for_lessons
+    lesson = ["03_builtin_toolnode"]
+    assert keep("tests/contracts/test_17_interview.py::test_z", "03_builtin_toolnode", lesson)
+    assert not keep("tests/contracts/test_03_x.py::test_z", "05_return_types", lesson)
+    assert keep("tests/test_course.py::test_tracks_name_real_lessons", None, lesson)
+    assert keep("tests/test_course.py::test_t[03_builtin_toolnode]", None, lesson)
+    assert not keep("tests/test_course.py::test_t[05_return_types]", None, lesson)
