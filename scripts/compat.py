@@ -8,8 +8,8 @@ Each release gets a throwaway virtual environment under `.compat/envs/` (never t
 `.venv`), made with uv when it is there (pip otherwise), from the release's pins plus what the
 contract tests import; the package index resolves everything else, so each langgraph release pulls
 in the langgraph-prebuilt and langchain-core it allows. The tests run from this checkout with
-`helpers` on PYTHONPATH. Downloads stay in uv's (or pip's) cache and a finished environment is
-reused while its pins are unchanged, so a re-run costs only the tests.
+`helpers` and `courseware` on PYTHONPATH. Downloads stay in uv's (or pip's) cache and a finished
+environment is reused while its pins are unchanged, so a re-run costs only the tests.
 
 Not part of `make test`; `tests/test_compat.py` checks the table generator on a small record.
 """
