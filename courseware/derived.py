@@ -82,31 +82,65 @@ def _markdown_of(path: Path) -> str:
 
 
 # -- versions ----------------------------------------------------------------------------------------
-PACKAGES = ("langgraph-prebuilt", "langgraph-checkpoint", "langgraph", "langchain-core", "langchain-openai",
-            "langchain-mcp-adapters", "langchain", "openai", "pydantic", "jupyterlab", "nbval", "matplotlib",
-            "mcp", "ipykernel", "nbconvert", "nbclient", "pytest")
 HISTORICAL: dict[str, set[str]] = {
     # the compatibility matrix's releases (scripts/compat.py) and the releases a lesson names
-    "langgraph": {"0.6.11", "1.0", "1.0.0", "1.0.10", "1.1.10"},
+    "langgraph": {"0.6", "0.6.11", "1.0", "1.0.0", "1.0.10", "1.1.10", "1.2.20"},
     "langgraph-prebuilt": {"1.0", "1.0.0", "1.0.1", "1.0.8", "1.0.11", "1.0.13"},
     "langchain-mcp-adapters": {"0.3.0"},
-    # the doctor's drift examples in docs/workshop/preflight.md ("1.8.2 (want 1.8.3)")
-    "langchain-core": {"1.8.2"},
+    "langchain-core": {"1.0.4", "1.8.2"},
 }
-"""Releases the prose names on purpose besides the pins. After a pin bump, a mention of the old pin
-that should stay (a behaviour that changed there) goes here; every other one is rewritten."""
-VERSION = re.compile(r"(?<![\w/.-])(" + "|".join(map(re.escape, PACKAGES))
-                     + r")( |==)v?(\d+\.\d+(?:\.\d+)?)\b(?![.\d])")
+"""Releases the prose names on purpose besides the pins (a behaviour that changed there, the release
+matrix, the doctor's drift examples). `make stale` lists any other version that is not the pin or its
+X.Y series; `make regen` rewrites only mentions of the previous pin (`previous_pins`)."""
 
 
-def pins() -> dict[str, str]:
-    """The lock's version of each package the prose may name (the first pin where markers differ)."""
-    from courseware.platforms import read_lock
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
 
+
+def pins(text: str | None = None) -> dict[str, str]:
+    """Each package's version in the lock (`text`, default requirements.txt; the first pin where
+    markers differ), by canonical name."""
+    import tempfile
+
+    from courseware.platforms import LOCK, read_lock
+
+    if text is None:
+        return _pins_of(read_lock(LOCK))
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "requirements.txt"
+        path.write_text(text, encoding="utf-8")
+        return _pins_of(read_lock(path, strict=False))
+
+
+def _pins_of(locked) -> dict[str, str]:
     found: dict[str, str] = {}
-    for pin in read_lock():
-        found.setdefault(pin.name, pin.version)
+    for pin in locked:
+        found.setdefault(_canonical(pin.name), pin.version)
     return found
+
+
+def previous_pins() -> dict[str, str]:
+    """The lock before its latest change: HEAD's while requirements.txt has uncommitted changes, else
+    the one before the last commit that changed it ({} when git cannot say)."""
+    def git(*args: str) -> str:
+        run = subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True)
+        return run.stdout if run.returncode == 0 else ""
+
+    if git("status", "--porcelain", "--", "requirements.txt").strip():
+        text = git("show", "HEAD:requirements.txt")
+    else:
+        commits = git("log", "-2", "--format=%H", "--", "requirements.txt").split()
+        text = git("show", f"{commits[1]}:requirements.txt") if len(commits) == 2 else ""
+    return pins(text) if text else {}
+
+
+def version_pattern(names) -> re.Pattern:
+    """A package name (any case, `-` or `_`), white space or `==` (a line break too), an optional `v`,
+    then X.Y or X.Y.Z; a full stop after it ends the sentence."""
+    alternatives = sorted((re.sub(r"\\-", "[-_]", re.escape(n)) for n in names), key=len, reverse=True)
+    return re.compile(r"(?<![\w/.-])(" + "|".join(alternatives) + r")(\s+|==)(v?)(\d+\.\d+(?:\.\d+)?)"
+                      r"(?!\.?\d)(?![\w-])", re.I)
 
 
 def _version_ok(package: str, version: str, pinned: dict[str, str]) -> bool:
@@ -121,30 +155,44 @@ def _drift_example(text: str, match: re.Match) -> bool:
     return text[match.end():match.end() + 7] == " (want "
 
 
-def fix_versions(text: str, pinned: dict[str, str]) -> tuple[str, list[str]]:
-    """`text` with every stale version mention replaced by the pin, and those mentions."""
+def fix_versions(text: str, pinned: dict[str, str],
+                 previous: dict[str, str] | None = None) -> tuple[str, list[str]]:
+    """`text` with each mention of a previous pin replaced by the pin, and every stale mention.
+
+    A mention is stale when it is neither the pin, nor its X.Y series, nor one of `HISTORICAL`.
+    Only a mention of exactly the previous pin is rewritten; any other (an older series, a release
+    the prose means on purpose) is left for a person: pin it, or add it to `HISTORICAL`.
+    """
+    previous = previous or {}
     stale_mentions = []
 
     def one(match: re.Match) -> str:
-        package, sep, version = match.groups()
+        name, sep, v, version = match.groups()
+        package = _canonical(name)
         if _version_ok(package, version, pinned) or _drift_example(text, match):
             return match.group(0)
-        stale_mentions.append(f"'{match.group(0)}' (the lock pins {package} {pinned[package]})")
-        return f"{package}{sep}{pinned[package]}"
+        shown = " ".join(match.group(0).split())
+        if previous.get(package) == version:
+            stale_mentions.append(f"'{shown}' (the lock pins {package} {pinned[package]}; `make regen` "
+                                  "rewrites it)")
+            return f"{name}{sep}{v}{pinned[package]}"
+        stale_mentions.append(f"'{shown}' (the lock pins {package} {pinned[package]}): write the pin, or "
+                              f"add {version} to HISTORICAL in courseware/derived.py if the text means it")
+        return match.group(0)
 
-    return VERSION.sub(one, text), stale_mentions
+    return version_pattern(pinned).sub(one, text), stale_mentions
 
 
 def version_problems() -> list[str]:
-    pinned = pins()
+    pinned, previous = pins(), previous_pins()
     return [f"{_rel(path)}: {problem}" for path in _files(PROSE_GLOBS) + _files(NOTEBOOK_GLOBS)
-            for problem in fix_versions(_markdown_of(path), pinned)[1]]
+            for problem in fix_versions(_markdown_of(path), pinned, previous)[1]]
 
 
 def write_versions() -> list[str]:
-    pinned = pins()
+    pinned, previous = pins(), previous_pins()
     return [_rel(p) for p in _files(PROSE_GLOBS) + _files(NOTEBOOK_GLOBS)
-            if _rewrite_markdown(p, lambda text: fix_versions(text, pinned)[0])]
+            if _rewrite_markdown(p, lambda text: fix_versions(text, pinned, previous)[0])]
 
 
 # -- counts and lesson numbers -----------------------------------------------------------------------
@@ -178,28 +226,33 @@ def _facts() -> dict[str, int]:
     }
 
 
-NUMBER = r"(\d+|" + "|".join(WORDS) + r")"
+NUMBER = r"(?P<n>\d+|" + "|".join(WORDS) + r")"
+_ = r"\s+"  # a space in the prose, or a line break where it was wrapped
 COUNT_RULES: tuple[tuple[str, re.Pattern], ...] = tuple(
     (fact, re.compile(pattern, re.I)) for fact, pattern in (
-        ("notebooks", rf"\b{NUMBER}(?= notebooks\b)"),
-        ("labs", rf"(?<=\ba lab after ){NUMBER}(?= lessons\b)"),
-        ("labs", rf"\b{NUMBER}(?= lessons followed by a lab\b)"),
-        ("last teaching", r"(?<=\blessons 00–)(\d\d)(?=,? (?:the )?mock interview)"),
-        ("last teaching", r"(?<=\bfollow lesson )(\d\d)(?= in order)"),
-        ("last", r"(?<=\b00 → )(\d\d)\b"),
-        ("last", r"(?<=\b00_… to )(\d\d)(?=_…)"),
-        ("mock interview", r"(?<=\bmock interview \()(\d\d)(?=\))"),
-        ("mock interview", r"(?<=\bthe mock interview )(\d\d)\b"),
-        ("drill bank", r"(?<=\bdrill bank \()(\d\d)(?=\))"),
-        ("drill bank", r"(?<=\bdrill bank's sittings \()(\d\d)(?=\))"),
-        ("drill bank", r"(?<=\bthe drill bank )(\d\d)\b"),
-        ("drills", r"\b(\d+)(?= (?:such )?drills,? in \w+ sittings\b)"),
-        ("sittings", rf"(?<=drills in ){NUMBER}(?= sittings\b)"),
-        ("sittings", rf"(?<=drills, in ){NUMBER}(?= sittings\b)"),
-        ("sittings", rf"(?<=\bthe ){NUMBER}(?= sittings total\b)"),
+        # each names the course-level phrase exactly, so that ordinary prose ("these two notebooks")
+        # never matches; the number is the group `n`, the rest is context that stays as it is
+        ("notebooks", rf"\b{NUMBER}(?={_}notebooks(?::|{_}—|{_}\()\s*lessons{_}00)"),
+        ("labs", rf"\ba{_}lab{_}after{_}{NUMBER}(?={_}lessons{_}\(a{_}starter)"),
+        ("labs", rf"\b{NUMBER}(?={_}lessons{_}followed{_}by{_}a{_}lab\b)"),
+        ("labs", rf"\bA{_}lab{_}follows{_}{NUMBER}(?={_}of{_}the{_}lessons\b)"),
+        ("last teaching", rf"\blessons{_}00–(?P<n>\d\d)(?=,?{_}(?:the{_})?mock{_}interview)"),
+        ("last teaching", rf"\){_}follow{_}lesson{_}(?P<n>\d\d)(?={_}in{_}order)"),
+        ("last", rf"\b00{_}→{_}(?P<n>\d\d)(?={_}in{_}order)"),
+        ("last", r"\b00_…\s+to\s+(?P<n>\d\d)(?=_…)"),
+        ("mock interview", rf"\bmock{_}interview{_}\((?P<n>\d\d)(?=\))"),
+        ("mock interview", rf"\bthe{_}mock{_}interview{_}(?P<n>\d\d)(?=,{_}the{_}drill{_}bank)"),
+        ("drill bank", rf"\bdrill{_}bank{_}\((?P<n>\d\d)(?=\))"),
+        ("drill bank", rf"\bdrill{_}bank's{_}sittings{_}\((?P<n>\d\d)(?=\))"),
+        ("drill bank", rf",{_}the{_}drill{_}bank{_}(?P<n>\d\d)(?=\))"),
+        ("drills", rf"\b(?P<n>\d+)(?={_}drills{_}in{_}\w+{_}sittings\b)"),
+        ("drills", rf"\bis{_}(?P<n>\d+)(?={_}such{_}drills,{_}in{_}\w+{_}sittings\b)"),
+        ("sittings", rf"\d{_}drills{_}in{_}{NUMBER}(?={_}sittings\b)"),
+        ("sittings", rf"such{_}drills,{_}in{_}{NUMBER}(?={_}sittings\b)"),
+        ("sittings", rf"\bthe{_}{NUMBER}(?={_}sittings{_}total\b)"),
     )
 )
-"""Each pattern's one group is a number the prose states; the fact it must equal comes from the map."""
+"""Each pattern's group `n` is a number the prose states; the fact it must equal comes from the map."""
 
 
 def fix_counts(text: str, facts: dict[str, int]) -> tuple[str, list[str]]:
@@ -207,21 +260,29 @@ def fix_counts(text: str, facts: dict[str, int]) -> tuple[str, list[str]]:
     wrong = []
     for fact, pattern in COUNT_RULES:
         def one(match: re.Match, fact: str = fact) -> str:
-            right = _as_before(match.group(1), facts[fact])
-            if match.group(1) != right:
-                context = match.string[max(0, match.start() - 30):match.end() + 20].replace("\n", " ")
-                wrong.append(f"'…{context}…' says {match.group(1)}; the course has {facts[fact]} ({fact})")
-            return right
+            old = match.group("n")
+            right = _as_before(old, facts[fact])
+            if old != right:
+                context = " ".join(match.string[max(0, match.start() - 30):match.end() + 20].split())
+                wrong.append(f"'…{context}…' says {old}; the course has {facts[fact]} ({fact})")
+            start, end = match.span("n")
+            whole = match.group(0)
+            return whole[:start - match.start()] + right + whole[end - match.start():]
         text = pattern.sub(one, text)
     return text, wrong
 
 
-_NOTEBOOK = r"[^)\s]*?(?P<nn{n}>\d\d)_[a-z0-9_]+\.ipynb(?:#[^)\s]*)?"
+_NOTEBOOK = r"(?!\.\./labs/|labs/)[^)\s]*?(?P<nn{n}>\d\d)_[a-z0-9_]+\.ipynb(?:#[^)\s]*)?"
 LESSON_LINK = re.compile(
-    r"\[(?P<code>\d\d)(?P<label> · [^\]]*)\]\((?P<target>" + _NOTEBOOK.format(n="") + r")\)"
+    r"\[(?P<pre>(?:[Ll]esson )?)(?P<code>\d\d)(?P<label>(?: · | §|, )[^\]]*)\]\((?P<target>"
+    + _NOTEBOOK.format(n="") + r")\)"
     r"|\[(?P<text>[^\]]+)\]\((?P<target2>" + _NOTEBOOK.format(n="2") + r")\) \((?P<after>\d\d)\)"
+    r"|(?P<pre3>\b[Ll]esson )(?P<code3>\d\d)(?P<mid3> \(\[[^\]]*\]\()(?P<target3>"
+    + _NOTEBOOK.format(n="3") + r")\)"
 )
-"""A link to a lesson that states its number: `[03 · Title](03_x.ipynb)` or `[title](16_x.ipynb) (16)`."""
+"""A link to a lesson that states its number: `[03 · Title](03_x.ipynb)`, `[13 §10](13_x.ipynb#…)`,
+`[lesson 05, section …](05_x.ipynb#…)`, `[title](16_x.ipynb) (16)` or `Lesson 07 ([section …](07_x.ipynb#…))`.
+Links into `labs/` are left alone (a number after one is its minutes)."""
 
 
 def fix_link_numbers(text: str) -> tuple[str, list[str]]:
@@ -229,15 +290,20 @@ def fix_link_numbers(text: str) -> tuple[str, list[str]]:
     wrong = []
 
     def one(match: re.Match) -> str:
-        if match.group("code") is not None:
-            if match.group("code") == match.group("nn"):
-                return match.group(0)
-            wrong.append(f"'{match.group(0)[:70]}' says {match.group('code')}; it links {match.group('nn')}")
-            return f"[{match.group('nn')}{match.group('label')}]({match.group('target')})"
-        if match.group("after") == match.group("nn2"):
+        group = match.groupdict()
+        if group["code"] is not None:
+            stated, linked = group["code"], group["nn"]
+            right = f"[{group['pre']}{linked}{group['label']}]({group['target']})"
+        elif group["after"] is not None:
+            stated, linked = group["after"], group["nn2"]
+            right = f"[{group['text']}]({group['target2']}) ({linked})"
+        else:
+            stated, linked = group["code3"], group["nn3"]
+            right = f"{group['pre3']}{linked}{group['mid3']}{group['target3']})"
+        if stated == linked:
             return match.group(0)
-        wrong.append(f"'{match.group(0)[:70]}' says ({match.group('after')}); it links {match.group('nn2')}")
-        return f"[{match.group('text')}]({match.group('target2')}) ({match.group('nn2')})"
+        wrong.append(f"'{match.group(0)[:70]}' says {stated}; it links {linked}")
+        return right
 
     return LESSON_LINK.sub(one, text), wrong
 
@@ -266,6 +332,8 @@ def _lesson_fix(path: Path) -> Callable[[nbformat.NotebookNode], list[str]]:
 
     parts = estimate_parts(path)
     row = next((r for r in LESSONS if (ROOT / r.file) == path), None)
+    lab = next((r for r in LESSONS if r.lab and (ROOT / r.lab_solution) == path), None)
+    minutes = row.minutes if row is not None else lab.lab_minutes if lab is not None else None
     wanted = {heading: e.minutes for heading, e in parts.deep_dives + parts.sittings}
 
     def fix(nb: nbformat.NotebookNode) -> list[str]:
@@ -292,12 +360,12 @@ def _lesson_fix(path: Path) -> Callable[[nbformat.NotebookNode], list[str]]:
                             changes.append(f"'## {heading}' says *About {stated} minutes.*; its estimate "
                                            f"is {wanted[heading]}")
                     source = ABOUT.sub(right, source)
-            if row is not None and in_prerequisites:
+            if minutes is not None and (in_prerequisites or lab is not None):
                 for stated in TIME_LINE.findall(source):
-                    if int(stated[1]) != row.minutes:
-                        changes.append(f"'**Time:** about {stated[1]} minutes' should be {row.minutes} (the "
-                                       "estimate of the core path)")
-                source = TIME_LINE.sub(lambda m: f"{m.group(1)}{row.minutes}{m.group(3)}", source)
+                    if int(stated[1]) != minutes:
+                        changes.append(f"'**Time:** about {stated[1]} minutes' should be {minutes} (the "
+                                       f"estimate of its {'core path' if row else 'exercises'})")
+                source = TIME_LINE.sub(lambda m: f"{m.group(1)}{minutes}{m.group(3)}", source)
             cell.source = source
         return changes
 
@@ -535,7 +603,7 @@ def regen(items: tuple[Derived, ...] = ITEMS) -> list[str]:
     changed: list[str] = []
     for _ in range(3):
         round_changed = [f for item in items for f in item.write()]
-        changed += [f for f in round_changed if f not in changed]
+        changed += [f for f in dict.fromkeys(round_changed) if f not in changed]
         if not round_changed:
             break
     return changed
