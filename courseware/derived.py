@@ -16,9 +16,10 @@ A derived file is one a person should never have to keep in step by hand:
 - lesson 00's outputs, which show the map, the tracks and the agenda live
   (`make notebook NB=notebooks/00_start_here.ipynb`).
 
-Prose facts are rewritten in place: a version that is not the pin (nor one of `HISTORICAL`, the
-releases the course names on purpose) becomes the pin; a count or lesson number becomes the map's.
-`tests/test_derived.py` fails while anything is stale and prints this module's report.
+Prose facts are rewritten in place: a mention of the previous pin becomes the new pin (any other
+version that is neither the pin, its X.Y series nor one of `HISTORICAL` is reported for a person to
+decide); a count or lesson number becomes the map's. `tests/test_derived.py` fails while anything is
+stale and names the command that fixes it.
 """
 
 from __future__ import annotations
@@ -372,12 +373,8 @@ def _lesson_fix(path: Path) -> Callable[[nbformat.NotebookNode], list[str]]:
     return fix
 
 
-def _lesson_notebooks() -> list[Path]:
-    return _files(NOTEBOOK_GLOBS)
-
-
 def lesson_line_problems() -> list[str]:
-    return [f"{_rel(path)}: {change}" for path in _lesson_notebooks()
+    return [f"{_rel(path)}: {change}" for path in _files(NOTEBOOK_GLOBS)
             for change in _lesson_fix(path)(nbformat.read(path, as_version=4))]
 
 
@@ -385,7 +382,7 @@ def write_lesson_lines() -> list[str]:
     from courseware.nbtools import _dumps, normalize
 
     changed = []
-    for path in _lesson_notebooks():
+    for path in _files(NOTEBOOK_GLOBS):
         nb = nbformat.read(path, as_version=4)
         if _lesson_fix(path)(nb):
             path.write_text(_dumps(normalize(nb)), encoding="utf-8")
