@@ -150,6 +150,7 @@ lock: ## re-resolve requirements.txt for every platform, then check every file e
 	  echo "# Regenerate with 'make lock' (from scripts/requirements.in); no index URLs."; \
 	  echo "# Install: pip install -r requirements.txt -e ."; grep -v '^#' requirements.txt; } > requirements.txt.new
 	mv requirements.txt.new requirements.txt
+	@$(PY) -c "import pip" 2>/dev/null || $(call PIP_INSTALL,pip)
 	$(PY) scripts/check_lock.py requirements.txt
 
 clean: ## remove the venv and caches (notebooks keep their outputs)
