@@ -481,3 +481,16 @@ def test_backups_are_ignored_by_git_and_listed_in_the_readme():
     assert ignored.returncode == 0
     readme = (LABS / "README.md").read_text(encoding="utf-8")
     assert "labs/backups/" in readme and "python -m helpers.labs restore" in readme and "--json" in readme
+
+
+def test_a_solution_banner_without_its_tag_never_reaches_a_starter():
+    import nbformat
+
+    from helpers.labs.build import SOLUTION_BANNER, starter_notebook
+
+    banner = nbformat.v4.new_markdown_cell(f"> {SOLUTION_BANNER} Learners work in the starter")
+    solution = nbformat.v4.new_notebook(cells=[banner])
+    with pytest.raises(ValueError, match="tag it `solution-only`"):
+        starter_notebook(solution)
+    solution.cells[0].metadata["tags"] = ["solution-only"]
+    assert starter_notebook(solution).cells == []

@@ -42,6 +42,8 @@ from courseware.nbtools import KERNELSPEC, RAISES, normalize
 from helpers.labs import BEGIN, END, LABS, NAMES, SOLUTIONS, STARTER, shorten
 
 SOLUTION_ONLY = "solution-only"
+SOLUTION_BANNER = "**Solution notebook.**"
+"""The text that opens every solution notebook; a starter never carries it."""
 BACKUPS = LABS / "backups"
 """Where `reset` and `restore` keep the learner's previous version (visible in JupyterLab; git ignores it)."""
 CHECK_CALL = re.compile(r"^\s*(q\d+)\.check\(", flags=re.M)
@@ -86,6 +88,13 @@ def starter_notebook(solution: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """The learner's starter built from a solution notebook: stubs in, outputs out."""
     nb = copy.deepcopy(solution)
     nb.cells = [c for c in nb.cells if SOLUTION_ONLY not in c.get("metadata", {}).get("tags", [])]
+    for cell in nb.cells:
+        if SOLUTION_BANNER in cell.source:
+            raise ValueError(
+                f"a cell of the solution ({cell.source.strip()[:60]!r}…) would reach the starter with the "
+                f"solution's banner: tag it `{SOLUTION_ONLY}` in the solution notebook, then "
+                "`make labs-build`"
+            )
     for cell in nb.cells:
         if cell.cell_type == "code":
             if any(map(BEGIN.match, cell.source.splitlines())) or CHECK_CALL.search(cell.source):
