@@ -69,9 +69,9 @@ def _rewrite_markdown(path: Path, fix: Callable[[str], str]) -> bool:
             changed |= new != cell.source
             cell.source = new
     if changed:
-        from courseware.nbtools import _dumps, normalize
+        from courseware.nbtools import write
 
-        path.write_text(_dumps(normalize(nb)), encoding="utf-8")
+        write(path, nb)
     return changed
 
 
@@ -95,44 +95,31 @@ matrix, the doctor's drift examples). `make stale` lists any other version that 
 X.Y series; `make regen` rewrites only mentions of the previous pin (`previous_pins`)."""
 
 
-def _canonical(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
 def pins(text: str | None = None) -> dict[str, str]:
     """Each package's version in the lock (`text`, default requirements.txt; the first pin where
     markers differ), by canonical name."""
-    import tempfile
+    from courseware.platforms import parse_lock, read_lock
 
-    from courseware.platforms import LOCK, read_lock
-
-    if text is None:
-        return _pins_of(read_lock(LOCK))
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "requirements.txt"
-        path.write_text(text, encoding="utf-8")
-        return _pins_of(read_lock(path, strict=False))
-
-
-def _pins_of(locked) -> dict[str, str]:
     found: dict[str, str] = {}
-    for pin in locked:
-        found.setdefault(_canonical(pin.name), pin.version)
+    for pin in read_lock() if text is None else parse_lock(text, strict=False):
+        found.setdefault(pin.name, pin.version)
     return found
 
 
 def previous_pins() -> dict[str, str]:
     """The lock before its latest change: HEAD's while requirements.txt has uncommitted changes, else
     the one before the last commit that changed it ({} when git cannot say)."""
-    def git(*args: str) -> str:
-        run = subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True)
+    from courseware.nbtools import git
+
+    def shown(rev: str) -> str:
+        run = git("show", f"{rev}:requirements.txt")
         return run.stdout if run.returncode == 0 else ""
 
-    if git("status", "--porcelain", "--", "requirements.txt").strip():
-        text = git("show", "HEAD:requirements.txt")
+    if git("status", "--porcelain", "--", "requirements.txt").stdout.strip():
+        text = shown("HEAD")
     else:
-        commits = git("log", "-2", "--format=%H", "--", "requirements.txt").split()
-        text = git("show", f"{commits[1]}:requirements.txt") if len(commits) == 2 else ""
+        commits = git("log", "-2", "--format=%H", "--", "requirements.txt").stdout.split()
+        text = shown(commits[1]) if len(commits) == 2 else ""
     return pins(text) if text else {}
 
 
@@ -164,12 +151,14 @@ def fix_versions(text: str, pinned: dict[str, str],
     Only a mention of exactly the previous pin is rewritten; any other (an older series, a release
     the prose means on purpose) is left for a person: pin it, or add it to `HISTORICAL`.
     """
+    from courseware.platforms import canonical
+
     previous = previous or {}
     stale_mentions = []
 
     def one(match: re.Match) -> str:
         name, sep, v, version = match.groups()
-        package = _canonical(name)
+        package = canonical(name)
         if _version_ok(package, version, pinned) or _drift_example(text, match):
             return match.group(0)
         shown = " ".join(match.group(0).split())
@@ -379,40 +368,30 @@ def lesson_line_problems() -> list[str]:
 
 
 def write_lesson_lines() -> list[str]:
-    from courseware.nbtools import _dumps, normalize
+    from courseware.nbtools import write
 
     changed = []
     for path in _files(NOTEBOOK_GLOBS):
         nb = nbformat.read(path, as_version=4)
         if _lesson_fix(path)(nb):
-            path.write_text(_dumps(normalize(nb)), encoding="utf-8")
+            write(path, nb)
             changed.append(_rel(path))
     return changed
 
 
 # -- the other generators, each with its own command -------------------------------------------------
 def starter_problems() -> list[str]:
-    from helpers.labs.build import starter_text
+    from helpers.labs.build import stale_starters
 
-    out = []
-    for solution in sorted((ROOT / "labs" / "solutions").glob("[0-9][0-9]_*.ipynb")):
-        starter = ROOT / "labs" / solution.name
-        if not starter.exists() or starter.read_text(encoding="utf-8") != starter_text(solution.stem):
-            out.append(f"{_rel(starter)} differs from what {_rel(solution)} generates")
-    return out
+    return [f"labs/{stem}.ipynb differs from what labs/solutions/{stem}.ipynb generates"
+            for stem in stale_starters()]
 
 
 def write_starters() -> list[str]:
-    from helpers.labs.build import starter_text
+    from helpers.labs.build import build, stale_starters
 
-    changed = []
-    for solution in sorted((ROOT / "labs" / "solutions").glob("[0-9][0-9]_*.ipynb")):
-        starter = ROOT / "labs" / solution.name
-        text = starter_text(solution.stem)
-        if not starter.exists() or starter.read_text(encoding="utf-8") != text:
-            starter.write_text(text, encoding="utf-8")
-            changed.append(_rel(starter))
-    return changed
+    stems = stale_starters()
+    return [_rel(path) for path in build(stems)] if stems else []
 
 
 def readme_problems() -> list[str]:
@@ -433,13 +412,11 @@ def guide_problems() -> list[str]:
     from courseware import workshop
 
     out = []
-    guide = (ROOT / "docs" / "workshop" / "README.md").read_text(encoding="utf-8")
-    start = guide.index(workshop.BEGIN_MARK) + len(workshop.BEGIN_MARK)
-    if guide[start:guide.index(workshop.END_MARK)] != "\n" + workshop.markdown_table() + "\n":
+    if not workshop.guide_is_current():
         out.append("docs/workshop/README.md: the agenda table (a block's estimate, or the cells it runs, "
                    "moved with the lessons)")
-    facilitator = ROOT / "docs" / "workshop" / "facilitator.md"
-    if not facilitator.exists() or facilitator.read_text(encoding="utf-8") != workshop.facilitator_markdown():
+    if not workshop.FACILITATOR.exists() or \
+            workshop.FACILITATOR.read_text(encoding="utf-8") != workshop.facilitator_markdown():
         out.append("docs/workshop/facilitator.md: the facilitator's script (its times or the cells it "
                    "names moved with the lessons)")
     return out
@@ -448,21 +425,23 @@ def guide_problems() -> list[str]:
 def write_guide() -> list[str]:
     from courseware import workshop
 
-    changed = ["docs/workshop/README.md"] if workshop.write_guide() else []
-    facilitator = ROOT / "docs" / "workshop" / "facilitator.md"
-    text = workshop.facilitator_markdown()
-    if not facilitator.exists() or facilitator.read_text(encoding="utf-8") != text:
-        facilitator.write_text(text, encoding="utf-8")
-        changed.append(_rel(facilitator))
-    return changed
+    return ([_rel(workshop.GUIDE)] if workshop.write_guide() else []) + \
+        ([_rel(workshop.FACILITATOR)] if workshop.write_facilitator() else [])
+
+
+def _sample_state() -> tuple[bool, bool]:
+    """(the committed sample differs from today's report, the doctor says ready here), from one run."""
+    from courseware.doctor import committed_sample, mask_sample, run_checks
+
+    report = run_checks(env={})
+    return mask_sample(committed_sample()) != mask_sample(str(report)), report.ok
 
 
 def sample_problems() -> list[str]:
-    from courseware.doctor import committed_sample, mask_sample, run_checks, sample_report
-
-    if mask_sample(committed_sample()) == mask_sample(sample_report()):
+    differs, ready = _sample_state()
+    if not differs:
         return []
-    if not run_checks(env={}).ok:
+    if not ready:
         return ["docs/workshop/preflight.md: the doctor's sample differs, but the doctor fails on this "
                 "machine, so it cannot be rewritten from here: `make setup` (then `make doctor` says ready), "
                 "then `make regen`"]
@@ -472,10 +451,10 @@ def sample_problems() -> list[str]:
 def write_sample() -> list[str]:
     """Rewrite the sample only from a machine where the doctor says ready (a sample shows a healthy
     laptop; a venv that differs from the lock would write its failures into the guide)."""
-    from courseware.doctor import run_checks, update_sample
+    from courseware.doctor import update_sample
 
-    problems = sample_problems()
-    if not problems or not run_checks(env={}).ok:
+    differs, ready = _sample_state()
+    if not (differs and ready):
         return []
     update_sample()
     return ["docs/workshop/preflight.md"]

@@ -268,7 +268,7 @@ def _code_signature(nb: nbformat.NotebookNode) -> list:
             if c.cell_type == "code"]
 
 
-def _git(*args: str) -> subprocess.CompletedProcess:
+def git(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True, timeout=30)
 
 
@@ -291,12 +291,12 @@ def needs_run(path: Path) -> str:
     if [c.get("execution_count") for c in code] != list(range(1, len(code) + 1)):
         return "its cells were not run top to bottom"
     rel = path.relative_to(ROOT).as_posix()
-    shown = _git("show", f"HEAD:{rel}")
+    shown = git("show", f"HEAD:{rel}")
     if shown.returncode:
         return "it is not committed yet"
     if _code_signature(nbformat.reads(shown.stdout, as_version=4)) != _code_signature(nb):
         return "a code cell changed"
-    inputs = _git("diff", "--name-only", "HEAD", "--", *RUN_INPUTS).stdout.split()
+    inputs = git("diff", "--name-only", "HEAD", "--", *RUN_INPUTS).stdout.split()
     if inputs:
         return f"{inputs[0]} has uncommitted changes"
     return ""
@@ -342,14 +342,19 @@ def execute(path: Path, timeout: int = 180) -> float:
     return seconds
 
 
+def write(path: Path, nb: nbformat.NotebookNode) -> bool:
+    """Write `nb` to `path` normalised; True when the file changed."""
+    path = Path(path)
+    text = _dumps(normalize(nb))
+    changed = not path.exists() or path.read_text(encoding="utf-8") != text
+    if changed:
+        path.write_text(text, encoding="utf-8")
+    return changed
+
+
 def tidy(path: Path) -> bool:
     """Normalise `path` in place without running it; True when the file changed."""
-    path = Path(path)
-    raw = path.read_text(encoding="utf-8")
-    text = _dumps(normalize(nbformat.reads(raw, as_version=4)))
-    if text != raw:
-        path.write_text(text, encoding="utf-8")
-    return text != raw
+    return write(path, nbformat.read(path, as_version=4))
 
 
 def _headings(nb: nbformat.NotebookNode) -> list[str]:

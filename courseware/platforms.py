@@ -211,8 +211,13 @@ def read_lock(path: Path = LOCK, strict: bool = True) -> list[Pin]:
 
     `strict`: a line that is not an exact pin raises ValueError (else it is skipped).
     """
+    return parse_lock(path.read_text(encoding="utf-8"), strict, name=path.name)
+
+
+def parse_lock(text: str, strict: bool = True, name: str = "requirements.txt") -> list[Pin]:
+    """`read_lock` for a lock's text (an older version of it, from git)."""
     pins = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in text.splitlines():
         line = line.strip()
         if not line or line.startswith("#"):
             continue
@@ -220,7 +225,7 @@ def read_lock(path: Path = LOCK, strict: bool = True) -> list[Pin]:
         if match is None:
             if not strict:
                 continue
-            raise ValueError(f"{path.name}: not an exact pin: {line!r}")
+            raise ValueError(f"{name}: not an exact pin: {line!r}")
         pins.append(Pin(canonical(match.group(1)), match.group(2), match.group(3) or ""))
     return pins
 

@@ -46,9 +46,7 @@ def keep_for_lessons(nodeid: str, marker: str | None, names: list[str]) -> bool:
     """
     if marker is not None:
         return marker in names
-    mentioned = set(_NOTEBOOK_NAME.findall(nodeid.split("::", 1)[-1])) | set(
-        _NOTEBOOK_NAME.findall(nodeid.split("::", 1)[0].rsplit("/", 1)[-1]))
-    return not mentioned or bool(mentioned & set(names)) or any(n in nodeid for n in names)
+    return not _NOTEBOOK_NAME.search(nodeid) or any(name in nodeid for name in names)
 
 
 def unmarked_contract_tests(items) -> list[str]:

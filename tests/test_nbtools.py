@@ -252,3 +252,29 @@ def _suite_conftest():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+class _Item:
+    def __init__(self, nodeid, lesson):
+        self.nodeid, self.lesson = nodeid, lesson
+
+    def get_closest_marker(self, name):
+        return self.lesson
+
+
+def test_a_contract_test_without_its_lesson_marker_is_refused():
+    conftest = _suite_conftest()
+    items = [_Item("tests/contracts/test_05_x.py::test_marked", object()),
+             _Item("tests/contracts/test_05_x.py::test_forgot", None),
+             _Item("tests/test_course.py::test_y", None)]
+    assert conftest.unmarked_contract_tests(items) == ["tests/contracts/test_05_x.py::test_forgot"]
+
+
+def test_make_quick_keeps_the_lessons_contract_tests_and_the_cases_that_name_no_other_notebook():
+    keep = _suite_conftest().keep_for_lessons
+    lesson = ["03_builtin_toolnode"]
+    assert keep("tests/contracts/test_17_interview.py::test_z", "03_builtin_toolnode", lesson)
+    assert not keep("tests/contracts/test_03_x.py::test_z", "05_return_types", lesson)
+    assert keep("tests/test_course.py::test_tracks_name_real_lessons", None, lesson)
+    assert keep("tests/test_course.py::test_t[03_builtin_toolnode]", None, lesson)
+    assert not keep("tests/test_course.py::test_t[05_return_types]", None, lesson)

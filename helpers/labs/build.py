@@ -118,6 +118,13 @@ def starter_text(stem: str) -> str:
     return nbformat.writes(starter_notebook(solution)) + "\n"
 
 
+def stale_starters() -> list[str]:
+    """The labs whose committed starter differs from what their solution generates."""
+    return [stem for stem in NAMES.values()
+            if not (LABS / f"{stem}.ipynb").exists()
+            or (LABS / f"{stem}.ipynb").read_text(encoding="utf-8") != starter_text(stem)]
+
+
 def build(stems: Iterable[str] | None = None) -> list[Path]:
     """Write every starter (or the named ones); return the paths written."""
     written = []
