@@ -7,7 +7,8 @@ A derived file is one a person should never have to keep in step by hand:
 
 - versions in prose, from `requirements.txt` (`fix_versions` below);
 - counts and lesson numbers in prose, from the course map (`fix_counts` below);
-- each lesson's stated times and navigation line, from the estimator and the map;
+- each lesson's stated times and navigation lines, and the time column of labs/README.md, from the
+  estimator and the map;
 - the lab starters `labs/NN_*.ipynb`, from `labs/solutions/` (`make labs-build`);
 - README's course table and tracks (`python -m courseware.course --write-readme`);
 - the workshop agenda and the facilitator's script (`make workshop-guide`);
@@ -327,19 +328,21 @@ def _lesson_fix(path: Path) -> Callable[[nbformat.NotebookNode], list[str]]:
     wanted = {heading: e.minutes for heading, e in parts.deep_dives + parts.sittings}
 
     def fix(nb: nbformat.NotebookNode) -> list[str]:
-        changes = []
+        changes: list[str] = []
         in_prerequisites = False
         for index, cell in enumerate(nb.cells):
             if cell.cell_type != "markdown":
                 continue
             source = cell.source
-            if row is not None and index == 0:
-                lines = source.rstrip("\n").split("\n")
+            if row is not None:  # the title cell's navigation line, and any repeated further down
                 navigation = navigation_line(row.number)
-                if lines[-1].startswith(("[← ", "[Course map]")) and lines[-1] != navigation:
-                    changes.append(f"the title cell's navigation line should be {navigation}")
-                    lines[-1] = navigation
-                    source = "\n".join(lines)
+                lines = source.split("\n")
+                for number, line in enumerate(lines):
+                    is_navigation = line.startswith(("[← ", "[Course map]")) and "[Course map]" in line
+                    if is_navigation and line != navigation:
+                        changes.append(f"cell {index}'s navigation line should be {navigation}")
+                        lines[number] = navigation
+                source = "\n".join(lines)
             if source.startswith("## "):
                 in_prerequisites = source.startswith("## Prerequisites")
                 heading = source.splitlines()[0][3:]
@@ -377,6 +380,42 @@ def write_lesson_lines() -> list[str]:
             write(path, nb)
             changed.append(_rel(path))
     return changed
+
+
+LABS_README = ROOT / "labs" / "README.md"
+LAB_ROW = re.compile(r"^(\| \[(?P<code>\d\d) · [^\n]*\| )(?P<n>\d+)( min \|)$", re.M)
+"""A row of labs/README.md's table: it links lab NN and ends with the lab's time."""
+
+
+def fix_lab_table(text: str, minutes: dict[str, int]) -> tuple[str, list[str]]:
+    """`text` with each lab row's time set to that lab's estimate, and the rows that were wrong."""
+    wrong = []
+
+    def one(match: re.Match) -> str:
+        right = minutes.get(match.group("code"))
+        if right is None or int(match.group("n")) == right:
+            return match.group(0)
+        wrong.append(f"lab {match.group('code')}: {match.group('n')} min, its estimate is {right}")
+        return f"{match.group(1)}{right}{match.group(4)}"
+
+    return LAB_ROW.sub(one, text), wrong
+
+
+def _lab_minutes() -> dict[str, int]:
+    from courseware.course import LESSONS
+
+    return {row.code: row.lab_minutes for row in LESSONS if row.lab}
+
+
+def lab_table_problems() -> list[str]:
+    return [f"labs/README.md: {problem}"
+            for problem in fix_lab_table(LABS_README.read_text(encoding="utf-8"), _lab_minutes())[1]]
+
+
+def write_lab_table() -> list[str]:
+    minutes = _lab_minutes()
+    changed = _rewrite_markdown(LABS_README, lambda text: fix_lab_table(text, minutes)[0])
+    return ["labs/README.md"] if changed else []
 
 
 # -- the other generators, each with its own command -------------------------------------------------
@@ -551,6 +590,7 @@ ITEMS: tuple[Derived, ...] = (
     Derived("versions in prose", "make regen", version_problems, write_versions),
     Derived("counts and lesson numbers in prose", "make regen", count_problems, write_counts),
     Derived("stated times and navigation lines", "make regen", lesson_line_problems, write_lesson_lines),
+    Derived("the labs' times in labs/README.md", "make regen", lab_table_problems, write_lab_table),
     Derived("lab starters", "make labs-build", starter_problems, write_starters),
     Derived("README's course table", "python -m courseware.course --write-readme", readme_problems,
             write_readme),

@@ -121,3 +121,10 @@ def test_a_lesson_link_states_the_number_of_the_notebook_it_links():
                      "[lesson 05, section 5](05_return_types.ipynb#b) · "
                      "Lesson 07 ([section 3](07_inside.ipynb#c)) · [the lab](../labs/01_make_it.ipynb) (30)")
     assert len(wrong) == 5
+
+
+def test_the_labs_readme_states_each_labs_estimate():
+    text = ("| [02 · Build](02_b.ipynb) | [02 · Lesson](../notebooks/02_x.ipynb) | it | 25 min |\n"
+            "| [03 · Meet](03_p.ipynb) | [03 · Lesson](../notebooks/03_x.ipynb) | it | 20 min |")
+    fixed, wrong = derived.fix_lab_table(text, {"02": 20, "03": 20})
+    assert fixed == text.replace("25 min", "20 min") and wrong == ["lab 02: 25 min, its estimate is 20"]
