@@ -355,6 +355,15 @@ SECONDS_PER_CODE_CELL = 30
 """Run a cell, look at its output."""
 SECONDS_PER_CODE_LINE = 3
 """Read a line of code before running it (code cells and fenced code in markdown)."""
+SECONDS_PER_PREDICTION = 15
+"""Predict a code cell's output before running it, as every lesson asks (not in labs, where the
+learner writes the code, nor in a drill, whose prediction `MINUTES_PER_DRILL` prices)."""
+SECONDS_PER_OUTPUT_LINE = 2
+"""Read one line of a code cell's committed output (a figure counts as `OUTPUT_LINES_PER_FIGURE`)."""
+OUTPUT_LINES_PER_FIGURE = 5
+"""A plot or diagram is read like this many lines of output."""
+SECONDS_PER_ERROR = 60
+"""An error raised on purpose (a cell tagged `raises-exception`): read the error, find its cause."""
 SECONDS_PER_QUESTION = 30
 """Answer one *Check your understanding* question in your head (its answer is read as prose)."""
 MINUTES_PER_DRILL = 1
@@ -377,6 +386,7 @@ _SPOKEN = re.compile(r"^#{2,4} Spoken answer\b", re.M)
 _CHECK = re.compile(r"\b(q\d+)\.check\(")
 _QUESTION = re.compile(r"^(?:\d+[.)]|[-*+]) +\S")
 _H2 = re.compile(r"^## ", re.M)
+_HEADING = re.compile(r"^#{2,3} ", re.M)
 QUESTIONS_HEADING = "## Check your understanding"
 
 
@@ -400,6 +410,9 @@ class Estimate:
     spoken_answers: int = 0
     exercises: int = 0
     margin: float = RUN_MARGIN_MINUTES
+    predictions: int = 0
+    output_lines: int = 0
+    errors: int = 0
 
     @property
     def exact_minutes(self) -> float:
@@ -407,7 +420,8 @@ class Estimate:
         return (
             self.words / WORDS_PER_MINUTE
             + (self.code_cells * SECONDS_PER_CODE_CELL + self.code_lines * SECONDS_PER_CODE_LINE
-               + self.questions * SECONDS_PER_QUESTION) / 60
+               + self.questions * SECONDS_PER_QUESTION + self.predictions * SECONDS_PER_PREDICTION
+               + self.output_lines * SECONDS_PER_OUTPUT_LINE + self.errors * SECONDS_PER_ERROR) / 60
             + self.drills * MINUTES_PER_DRILL
             + self.spoken_answers * MINUTES_PER_SPOKEN_ANSWER
             + self.exercises * MINUTES_PER_EXERCISE
@@ -456,7 +470,9 @@ def _pieces(cells: list) -> list[dict]:
     for cell in cells:
         source = _source(cell)
         if cell["cell_type"] != "markdown":
-            pieces.append({"cell_type": cell["cell_type"], "source": source})
+            pieces.append({"cell_type": cell["cell_type"], "source": source,
+                           "outputs": cell.get("outputs", []),
+                           "tags": cell.get("metadata", {}).get("tags", [])})
             continue
         fences = [m.span() for m in _FENCE.finditer(source)]
         cuts = [m.start() for m in _H2.finditer(source)
@@ -480,22 +496,54 @@ def _question_lines(markdown: str, in_details: bool) -> tuple[int, bool]:
     return count, in_details
 
 
-def estimate_cells(cells: list, margin: float = RUN_MARGIN_MINUTES) -> Estimate:
+def output_lines(outputs: list) -> int:
+    """Lines a learner reads in a code cell's outputs: text as printed, an error's first 3 lines,
+    a figure as `OUTPUT_LINES_PER_FIGURE`."""
+    lines = 0
+    for output in outputs:
+        kind = output.get("output_type")
+        if kind == "stream":
+            lines += len(_text(output.get("text", "")).splitlines())
+        elif kind in ("execute_result", "display_data"):
+            data = output.get("data", {})
+            if any(key.startswith("image/") for key in data):
+                lines += OUTPUT_LINES_PER_FIGURE
+            elif "text/plain" in data:
+                lines += len(_text(data["text/plain"]).splitlines())
+        elif kind == "error":
+            lines += 3
+    return lines
+
+
+def _text(value) -> str:
+    return value if isinstance(value, str) else "".join(value)
+
+
+def estimate_cells(cells: list, margin: float = RUN_MARGIN_MINUTES, predict: bool = True) -> Estimate:
     """The estimate for a list of notebook cells (dicts as in the .ipynb file, or nbformat nodes).
 
     *Check your understanding* questions are the top-level items of any list (`1.`, `1)`, `-`, `*`,
     `+`) in that section, outside its `<details>` answers, wherever in a cell the heading stands.
+    With `predict`, each code cell outside a drill adds a prediction (lessons ask for one before every
+    run; a lab, where the learner writes the code, is estimated with `predict=False`). The committed
+    outputs are read too, and each cell tagged `raises-exception` adds the time to find its cause.
     """
     words = code_cells = code_lines = questions = drills = spoken = 0
+    predictions = outputs = errors = 0
     exercises: set[str] = set()
-    in_questions = in_details = False
+    in_questions = in_details = in_drill = False
     for piece in _pieces(cells):
         source = piece["source"]
         if piece["cell_type"] == "markdown":
             words += prose_words(source)
             code_lines += fenced_code_lines(source)
-            drills += len(_DRILL.findall(source))
+            found_drills = len(_DRILL.findall(source))
+            drills += found_drills
             spoken += len(_SPOKEN.findall(source))
+            if found_drills:
+                in_drill = True
+            elif _HEADING.search(_FENCE.sub(" ", source)):
+                in_drill = False
             if source.startswith("## "):
                 in_questions = source.startswith(QUESTIONS_HEADING)
                 in_details = False
@@ -506,7 +554,11 @@ def estimate_cells(cells: list, margin: float = RUN_MARGIN_MINUTES) -> Estimate:
             code_cells += 1
             code_lines += len([ln for ln in source.splitlines() if ln.strip()])
             exercises.update(_CHECK.findall(source))
-    return Estimate(words, code_cells, code_lines, questions, drills, spoken, len(exercises), margin)
+            predictions += predict and not in_drill
+            outputs += output_lines(piece.get("outputs", []))
+            errors += "raises-exception" in piece.get("tags", [])
+    return Estimate(words, code_cells, code_lines, questions, drills, spoken, len(exercises), margin,
+                    predictions, outputs, errors)
 
 
 def _path(path: str | Path) -> Path:
@@ -528,7 +580,7 @@ def estimate(path: str | Path) -> Estimate:
 
     Taught in `notebooks/00_start_here.ipynb`.
     """
-    return estimate_cells(_cells(path))
+    return estimate_cells(_cells(path), predict=not is_lab(path))
 
 
 _PART = re.compile(r"^## (?:(?P<n>\d+)\. )?(?P<kind>Deep dive|Sitting \d+): (?P<title>.+)$")
@@ -572,14 +624,21 @@ def _groups(cells: list) -> list[tuple[str | None, str, list]]:
     return groups
 
 
+def is_lab(path: str | Path) -> bool:
+    """Whether a notebook is a lab (a starter or a solution): the learner writes its code."""
+    path = _path(path)
+    return (path.relative_to(ROOT).parts[0] if path.is_relative_to(ROOT) else path.parent.name) == "labs"
+
+
 def estimate_parts(path: str | Path) -> Parts:
     """Split a notebook into its core path, optional deep dives and sittings, and estimate each."""
     groups = _groups(_cells(path))
+    predict = not is_lab(path)
     core = [c for kind, _, cs in groups if kind is None for c in cs]
     return Parts(
-        estimate_cells(core),
-        tuple((t, estimate_cells(cs, margin=0)) for k, t, cs in groups if k == "Deep dive"),
-        tuple((t, estimate_cells(cs)) for k, t, cs in groups if k == "Sitting"),
+        estimate_cells(core, predict=predict),
+        tuple((t, estimate_cells(cs, margin=0, predict=predict)) for k, t, cs in groups if k == "Deep dive"),
+        tuple((t, estimate_cells(cs, predict=predict)) for k, t, cs in groups if k == "Sitting"),
     )
 
 

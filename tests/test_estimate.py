@@ -48,7 +48,8 @@ def test_what_is_not_prose_is_not_counted_as_words():
 
 def test_each_code_cell_and_line():
     one_line = extra([code("x = 1")])
-    assert one_line == pytest.approx((course.SECONDS_PER_CODE_CELL + course.SECONDS_PER_CODE_LINE) / 60)
+    assert one_line == pytest.approx(
+        (course.SECONDS_PER_CODE_CELL + course.SECONDS_PER_CODE_LINE + course.SECONDS_PER_PREDICTION) / 60)
     assert extra([code("x = 1\n\ny = 2\n")]) - one_line == pytest.approx(course.SECONDS_PER_CODE_LINE / 60)
 
 
@@ -144,3 +145,40 @@ def test_parts_core_deep_dives_and_sittings(tmp_path):
 def test_a_missing_notebook_names_the_course_map(tmp_path):
     with pytest.raises(FileNotFoundError, match="the course map lists"):
         estimate_parts(tmp_path / "nope.ipynb")
+
+
+def code_with(text: str, outputs=(), tags=()) -> dict:
+    return {"cell_type": "code", "source": text, "outputs": list(outputs), "metadata": {"tags": list(tags)}}
+
+
+def test_each_lesson_cell_adds_a_prediction_but_a_lab_or_drill_cell_does_not():
+    lesson = estimate_cells([code("x = 1")])
+    lab = estimate_cells([code("x = 1")], predict=False)
+    assert (lesson.predictions, lab.predictions) == (1, 0)
+    assert lesson.exact_minutes - lab.exact_minutes == pytest.approx(course.SECONDS_PER_PREDICTION / 60)
+    drill = estimate_cells([md("### Drill 1. x"), code("x = 1"), code("y = 2"),
+                            md("### After the drill"), code("z = 3")])
+    assert drill.predictions == 1  # the drill's own cells are priced by MINUTES_PER_DRILL
+
+
+def test_outputs_are_read_line_by_line_and_a_figure_as_a_few_lines():
+    printed = code_with("print(1)", [{"output_type": "stream", "name": "stdout", "text": "a\nb\nc\n"}])
+    result = code_with("x", [{"output_type": "execute_result", "data": {"text/plain": ["1\n", "2"]}}])
+    figure = code_with("plot()", [{"output_type": "display_data",
+                                   "data": {"image/png": "...", "text/plain": "<Figure>"}}])
+    assert estimate_cells([printed, result, figure]).output_lines == 3 + 2 + course.OUTPUT_LINES_PER_FIGURE
+    assert extra([printed]) - extra([code("print(1)")]) == pytest.approx(3 * course.SECONDS_PER_OUTPUT_LINE / 60)
+
+
+def test_an_error_on_purpose_adds_the_time_to_find_its_cause():
+    error = {"output_type": "error", "ename": "ValueError", "evalue": "x", "traceback": ["..."] * 20}
+    raising = code_with("boom()", [error], tags=["raises-exception"])
+    e = estimate_cells([raising])
+    assert (e.errors, e.output_lines) == (1, 3)
+    assert extra([raising]) - extra([code_with("boom()", [error])]) == pytest.approx(course.SECONDS_PER_ERROR / 60)
+
+
+def test_a_lab_is_estimated_without_predictions():
+    lab = course.LESSONS[1].lab_solution
+    assert course.is_lab(lab) and not course.is_lab(course.LESSONS[1].file)
+    assert estimate_parts(lab).core.predictions == 0 < estimate_parts(course.LESSONS[1].file).core.predictions
