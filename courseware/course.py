@@ -105,7 +105,7 @@ def _cached_parts(path: str, mtime_ns: int) -> Parts:
 LESSONS: tuple[Lesson, ...] = (
     Lesson(
         0, 'notebooks/00_start_here.ipynb', 'Start here', None,
-        'the map and three tracks, the pre-flight check, offline vs real model, running and resetting',
+        'the map and five tracks, the pre-flight check, offline vs real model, running and resetting',
     ),
     Lesson(
         1, 'notebooks/01_sequential_vs_gather.ipynb', 'Sequential vs asyncio.gather',
@@ -294,6 +294,34 @@ def markdown_table(start: str = "") -> str:
     return "\n".join(lines)
 
 
+ESSENTIALS_LESSONS: tuple[int, ...] = (1, 3, 5, 9)
+"""The essentials track, about four hours with its labs, for a newcomer: why independent calls should
+overlap, what the built-in `ToolNode` does with them and with their errors, what each return becomes,
+and how `create_agent` runs the same calls (one `Send` per call)."""
+
+RUNNING_AGENT_LESSONS: tuple[int, ...] = (11, 12, 13, 14, 15)
+"""The running-agent track, for a learner who has done lessons 00-10 (or the essentials): streaming
+and limits, failure and recovery, approval and retry, what a tool sees, how its definition changes
+its run."""
+
+
+def track_parts(numbers: tuple[int, ...] | list[int], labs: bool = True) -> list[tuple[str, int]]:
+    """Each stated piece of a track in order, as (label, minutes): a lesson's core path, its sittings,
+    then its lab when `labs` is true. `sum` of the minutes is `track_minutes(numbers, labs)`."""
+    pieces = []
+    for row in (lesson(n) for n in numbers if lesson(n).exists):
+        pieces.append((f"{row.code} {row.title}", row.minutes))
+        pieces += [(f"{row.code} sitting {i}", m) for i, m in enumerate(row.sitting_minutes, 1)]
+        if labs and row.lab and row.lab_minutes:
+            pieces.append((f"lab {row.code}", row.lab_minutes))
+    return pieces
+
+
+def _sum_text(numbers, labs: bool) -> str:
+    return " + ".join(f"{label.split()[0] if not label.startswith('lab') else label} {m}"
+                      for label, m in track_parts(numbers, labs))
+
+
 def _missing(numbers) -> str:
     gone = [lesson(n).code for n in numbers if not lesson(n).exists]
     return f" (not counted, not in this checkout: {', '.join(gone)})" if gone else ""
@@ -321,6 +349,18 @@ def tracks_markdown() -> str:
         f"({lesson(INTERVIEW_LESSONS[-2]).code}) and the drill bank's sittings "
         f"({lesson(INTERVIEW_LESSONS[-1]).code}): {interview_total} minutes in all ({sittings})"
         f"{_missing(INTERVIEW_LESSONS)}, no sitting over {MAX_SITTING_MINUTES} minutes.",
+        "- *Essentials* — for a newcomer with an afternoon: lessons "
+        + ", ".join(lesson(n).code for n in ESSENTIALS_LESSONS)
+        + f" and the labs that follow them: {track_minutes(ESSENTIALS_LESSONS, labs=True)} minutes "
+        f"(about {hours(track_minutes(ESSENTIALS_LESSONS, labs=True))}: "
+        f"{_sum_text(ESSENTIALS_LESSONS, True)}){_missing(ESSENTIALS_LESSONS)}.",
+        f"- *Running agent* — after lessons 00–{RUNNING_AGENT_LESSONS[0] - 1:02d} (or the essentials), "
+        "what happens to tools inside a "
+        "running agent: lessons "
+        + ", ".join(lesson(n).code for n in RUNNING_AGENT_LESSONS)
+        + f" and their labs: {track_minutes(RUNNING_AGENT_LESSONS, labs=True)} minutes "
+        f"(about {hours(track_minutes(RUNNING_AGENT_LESSONS, labs=True))}: "
+        f"{_sum_text(RUNNING_AGENT_LESSONS, True)}){_missing(RUNNING_AGENT_LESSONS)}.",
     ])
 
 

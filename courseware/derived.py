@@ -199,7 +199,8 @@ def _as_before(old: str, value: int) -> str:
     return word.capitalize() if old[:1].isupper() else word
 
 
-def _facts() -> dict[str, int]:
+def course_facts() -> dict[str, int]:
+    """The counts and lesson numbers prose states, from the course map (and the drill bank)."""
     from courseware.course import LESSONS
 
     by_title = {row.title: row.number for row in LESSONS}
@@ -300,14 +301,14 @@ def fix_link_numbers(text: str) -> tuple[str, list[str]]:
 
 
 def count_problems() -> list[str]:
-    facts = _facts()
+    facts = course_facts()
     return [f"{_rel(path)}: {problem}" for path in _files(PROSE_GLOBS) + _files(NOTEBOOK_GLOBS)
             for text in [_markdown_of(path)]
             for problem in fix_counts(text, facts)[1] + fix_link_numbers(text)[1]]
 
 
 def write_counts() -> list[str]:
-    facts = _facts()
+    facts = course_facts()
     return [_rel(p) for p in _files(PROSE_GLOBS) + _files(NOTEBOOK_GLOBS)
             if _rewrite_markdown(p, lambda text: fix_link_numbers(fix_counts(text, facts)[0])[0])]
 
@@ -518,7 +519,7 @@ def write_compat() -> list[str]:
 
 
 LESSON_00 = "notebooks/00_start_here.ipynb"
-SHOWS_THE_MAP = ("markdown_table(", "track_minutes(", "agenda()", "INTERVIEW_LESSONS")
+SHOWS_THE_MAP = ("markdown_table(", "track_minutes(", "track_parts(", "agenda()", "INTERVIEW_LESSONS")
 
 
 def _run_here(source: str, namespace: dict) -> list[dict]:

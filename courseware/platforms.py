@@ -288,7 +288,8 @@ def _package_source() -> Path | None:
 # JupyterLab's offline settings: every install path runs `python -m courseware.platforms jupyterlab-settings`.
 
 SETTINGS = ROOT / "scripts" / "jupyterlab" / "toolnode-lab.json"
-"""No update check, no news fetch (and no question about it at first start): JupyterLab stays offline."""
+"""No update check, no news fetch (and no question about it at first start): JupyterLab stays offline.
+Closing a notebook shuts its kernel down: each lesson a link opens starts a kernel of its own."""
 
 
 def jupyterlab_settings_path() -> Path:

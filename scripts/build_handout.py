@@ -249,6 +249,16 @@ def _version_line() -> str:
     return " · ".join(f"{k} {v}" for k, v in pins.items())
 
 
+def cover_counts() -> str:
+    """The cover's count of notebooks and labs, from the course map (e.g. "Eighteen notebooks …")."""
+    from courseware.derived import _as_before, course_facts
+
+    facts = course_facts()
+    notebooks, labs = _as_before("Eighteen", facts["notebooks"]), _as_before("seven", facts["labs"])
+    return (f"{notebooks} notebooks (lessons 00–{facts['last teaching']:02d}, the mock interview and "
+            f"the drill bank), {labs} self-checking labs")
+
+
 def cover_and_contents(entries: list[tuple[str, str, int | None]]) -> str:
     """The printed handout's first two pages: a cover, then the contents (title → page)."""
     rows = "\n".join(
@@ -258,8 +268,8 @@ def cover_and_contents(entries: list[tuple[str, str, int | None]]) -> str:
     return (
         '<section class="handout-cover">\n<h1 class="cover-title">toolnode-lab</h1>\n'
         '<p class="cover-subtitle">How LangGraph executes tools: a hands-on course</p>\n'
-        '<p class="cover-lines">Twelve lessons run offline with a scripted model, six self-checking '
-        'labs, the interview cheat sheets.<br>Every output in this handout is what the committed '
+        f'<p class="cover-lines">{html.escape(cover_counts())} run offline with a scripted model, '
+        'with the interview cheat sheets.<br>Every output in this handout is what the committed '
         'notebooks printed on the pinned versions.</p>\n'
         f'<p class="cover-pins">{html.escape(_version_line())}</p>\n'
         '<p class="cover-how">Run it: <code>make lab</code> in the repository · answers of the '

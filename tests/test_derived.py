@@ -128,3 +128,17 @@ def test_the_labs_readme_states_each_labs_estimate():
             "| [03 · Meet](03_p.ipynb) | [03 · Lesson](../notebooks/03_x.ipynb) | it | 20 min |")
     fixed, wrong = derived.fix_lab_table(text, {"02": 20, "03": 20})
     assert fixed == text.replace("25 min", "20 min") and wrong == ["lab 02: 25 min, its estimate is 20"]
+
+
+def test_the_handout_cover_counts_notebooks_and_labs_from_the_map():
+    import importlib.util
+
+    script = derived.ROOT / "scripts" / "build_handout.py"
+    spec = importlib.util.spec_from_file_location("build_handout", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    facts = derived.course_facts()
+    cover = module.cover_and_contents([])
+    assert f"{derived.WORDS[facts['notebooks']].capitalize()} notebooks" in cover
+    assert f"{derived.WORDS[facts['labs']]} self-checking labs" in cover
+    assert f"lessons 00–{facts['last teaching']:02d}," in cover

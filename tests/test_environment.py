@@ -168,6 +168,16 @@ def test_jupyterlab_offline_settings_turn_off_both_network_features():
     }
 
 
+def test_jupyterlab_settings_shut_a_closed_notebooks_kernel_down_with_a_key_the_pinned_lab_knows():
+    # each link to another lesson opens a notebook with a kernel of its own (lesson 00, section 5)
+    settings = json.loads(SETTINGS.read_text(encoding="utf-8"))
+    assert settings["@jupyterlab/notebook-extension:tracker"] == {"kernelShutdown": True}
+    schema = Path(sys.prefix, "share", "jupyter", "lab", "schemas", "@jupyterlab", "notebook-extension",
+                  "tracker.json")
+    properties = json.loads(schema.read_text(encoding="utf-8"))["properties"]
+    assert properties["kernelShutdown"]["type"] == "boolean", "the pinned JupyterLab renamed the setting"
+
+
 def test_make_setup_installs_the_lock_without_resolving_and_checks_it():
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     installer = (ROOT / "courseware" / "platforms.py").read_text(encoding="utf-8")

@@ -167,7 +167,8 @@ def test_outputs_are_read_line_by_line_and_a_figure_as_a_few_lines():
     figure = code_with("plot()", [{"output_type": "display_data",
                                    "data": {"image/png": "...", "text/plain": "<Figure>"}}])
     assert estimate_cells([printed, result, figure]).output_lines == 3 + 2 + course.OUTPUT_LINES_PER_FIGURE
-    assert extra([printed]) - extra([code("print(1)")]) == pytest.approx(3 * course.SECONDS_PER_OUTPUT_LINE / 60)
+    read = extra([printed]) - extra([code("print(1)")])
+    assert read == pytest.approx(3 * course.SECONDS_PER_OUTPUT_LINE / 60)
 
 
 def test_an_error_on_purpose_adds_the_time_to_find_its_cause():
@@ -175,7 +176,8 @@ def test_an_error_on_purpose_adds_the_time_to_find_its_cause():
     raising = code_with("boom()", [error], tags=["raises-exception"])
     e = estimate_cells([raising])
     assert (e.errors, e.output_lines) == (1, 3)
-    assert extra([raising]) - extra([code_with("boom()", [error])]) == pytest.approx(course.SECONDS_PER_ERROR / 60)
+    cause = extra([raising]) - extra([code_with("boom()", [error])])
+    assert cause == pytest.approx(course.SECONDS_PER_ERROR / 60)
 
 
 def test_a_lab_is_estimated_without_predictions():

@@ -43,8 +43,8 @@ def test_a_whole_core_path_costs_what_the_lesson_states_less_the_learners_own_pr
     # was not measured with (the instructor runs, reads out and explains those)
     part = workshop.Part("notebooks/01_sequential_vs_gather.ipynb", ("core",))
     core = estimate_parts(part.notebook).core
-    own = (core.predictions * course.SECONDS_PER_PREDICTION + core.output_lines * course.SECONDS_PER_OUTPUT_LINE
-           + core.errors * course.SECONDS_PER_ERROR) / 60
+    own = (core.predictions * course.SECONDS_PER_PREDICTION
+           + core.output_lines * course.SECONDS_PER_OUTPUT_LINE + core.errors * course.SECONDS_PER_ERROR) / 60
     assert round_to_five(workshop.block_estimate(part)) == round_to_five(core.exact_minutes - own)
     assert own > 0
 
