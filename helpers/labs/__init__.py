@@ -57,7 +57,7 @@ NAMES = {
     "08": "08_guard_dangerous_tools",
     "12": "12_stop_stream_recover",
 }
-"""The seven labs by number (the lesson each one follows) → file stem in `labs/` and `labs/solutions/`."""
+"""Every lab by number (the lesson each one follows) → file stem in `labs/` and `labs/solutions/`."""
 
 LIMIT = 10.0
 """Seconds a check waits for one run of the learner's code before it reports a hang. A correct
