@@ -16,6 +16,8 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 from langgraph.prebuilt.tool_node import ToolInvocationError
 from langgraph.runtime import Runtime
+from langgraph.types import Send
+from pydantic import BaseModel, ValidationError
 
 from helpers.batch import TimedToolArgs, make_timed_tools, tool_calls_message
 from helpers.timing import CallRecorder, Rendezvous, default_pool_size
@@ -307,6 +309,36 @@ def test_graph_ainvoke_ignores_max_concurrency():
     assert recorder.max_in_flight() > 2
 
 
+def _one_send_per_call(state):
+    return [Send("tools", [call]) for call in state["messages"][-1].tool_calls]
+
+
+@pytest.mark.lesson(LESSON)
+def test_graph_ainvoke_max_concurrency_limits_one_send_per_call():
+    """The graph's runner gates its tasks with `max_concurrency` under `ainvoke` too: with one `Send`
+    per call each call is a task, so two run at once (the gate proves two did; the count, no more)."""
+    recorder, gate = CallRecorder(), Rendezvous(2)
+    tools = make_timed_tools(6, L, kind="async", recorder=recorder, gate=gate)
+    builder = StateGraph(MessagesState)
+    builder.add_node("tools", ToolNode(tools))
+    builder.add_conditional_edges(START, _one_send_per_call, ["tools"])
+    result = asyncio.run(builder.compile().ainvoke({"messages": [tool_calls_message(tools)]},
+                                                   config={"max_concurrency": 2}))
+    assert gate.opened and recorder.max_in_flight() == 2
+    assert len(result["messages"]) == 1 + 6  # every call answered
+
+
+@pytest.mark.lesson(LESSON)
+def test_graph_ainvoke_without_max_concurrency_runs_every_send_at_once():
+    recorder, gate = CallRecorder(), Rendezvous(6)
+    tools = make_timed_tools(6, L, kind="async", recorder=recorder, gate=gate)
+    builder = StateGraph(MessagesState)
+    builder.add_node("tools", ToolNode(tools))
+    builder.add_conditional_edges(START, _one_send_per_call, ["tools"])
+    asyncio.run(builder.compile().ainvoke({"messages": [tool_calls_message(tools)]}))
+    assert gate.opened and recorder.max_in_flight() == 6
+
+
 @pytest.mark.lesson(LESSON)
 @pytest.mark.timing  # soaked: POOL calls are held at a gate until all of them run, so no stall decides it
 def test_sync_tools_under_ainvoke_run_in_the_default_thread_pool():
@@ -536,3 +568,132 @@ def test_constructor_signature():
     assert {k: parameters[k].default for k in ("name", "tags", "messages_key")} == {
         "name": "tools", "tags": None, "messages_key": "messages",
     }
+
+
+# -- an async-only tool under invoke, per policy (deep dive 8) ---------------------------------
+
+ASYNC_ONLY = "StructuredTool does not support sync invocation."
+
+
+@pytest.mark.lesson(LESSON)
+@pytest.mark.parametrize("setting", ["default", "False", "ConnectionError"])
+def test_an_async_only_tool_under_invoke_raises_unless_the_policy_covers_it(setting):
+    node = ToolNode(make_city_tools(delay=0.0), handle_tool_errors=SETTINGS[setting])
+    with pytest.raises(NotImplementedError, match=ASYNC_ONLY):
+        node.invoke(ask("lookup_weather", {"city": "Paris"}), runtime=Runtime())
+
+
+@pytest.mark.lesson(LESSON)
+@pytest.mark.parametrize("setting, content", [
+    ("True", f"Error: NotImplementedError({ASYNC_ONLY!r})\n Please fix your mistakes."),
+    ("str", "Tool failed."),
+    ("callable", "handled NotImplementedError"),
+])
+def test_an_async_only_tool_under_invoke_is_an_error_message_under_a_catching_policy(setting, content):
+    node = ToolNode(make_city_tools(delay=0.0), handle_tool_errors=SETTINGS[setting])
+    (answer,) = node.invoke(ask("lookup_weather", {"city": "Paris"}), runtime=Runtime())
+    assert (answer.status, answer.content) == ("error", content)
+
+
+# -- what the default answers: any ValidationError that escapes the tool --------------------------
+
+
+class Forecast(BaseModel):
+    city: str
+    temperature: float
+
+
+@tool
+def parse_forecast(city: str) -> str:
+    """Parse the forecast service's reply."""
+    reply = {"city": city, "temperature": "warm"}  # the service sent a word, not a number
+    return Forecast(**reply).model_dump_json()
+
+
+BODY_ERROR = (
+    "Error invoking tool 'parse_forecast' with kwargs {'city': 'Paris'} with error:\n"
+    " temperature: Input should be a valid number, unable to parse string as a number\n"
+    " Please fix the error and try again."
+)
+
+
+@pytest.mark.lesson(LESSON)
+@pytest.mark.parametrize("method", ["invoke", "ainvoke"])
+def test_the_default_answers_a_validation_error_raised_in_the_tools_body(method):
+    """The arguments were right; the body's own pydantic error still comes back as an argument error."""
+    node = ToolNode([parse_forecast])
+    request = ask("parse_forecast", {"city": "Paris"})
+    if method == "invoke":
+        (answer,) = node.invoke(request, runtime=Runtime())
+    else:
+        (answer,) = asyncio.run(node.ainvoke(request, runtime=Runtime()))
+    assert (answer.status, answer.content) == ("error", BODY_ERROR)
+
+
+@pytest.mark.lesson(LESSON)
+def test_a_validation_error_from_the_body_reaches_the_policy_as_a_tool_invocation_error():
+    with pytest.raises(ToolInvocationError) as error:
+        ToolNode([parse_forecast], handle_tool_errors=False).invoke(
+            ask("parse_forecast", {"city": "Paris"}), runtime=Runtime())
+    assert isinstance(error.value.source, ValidationError)
+
+
+@pytest.mark.lesson(LESSON)
+def test_tool_invocation_error_is_a_tool_exception_not_a_validation_error():
+    assert issubclass(ToolInvocationError, ToolException)
+    assert not issubclass(ToolInvocationError, ValueError)  # so not a pydantic ValidationError either
+
+
+@pytest.mark.lesson(LESSON)
+def test_naming_tool_exception_keeps_argument_errors_answered():
+    (answer,) = ToolNode(ERROR_TOOLS, handle_tool_errors=ToolException).invoke(
+        ask("add", {"a": 1}), runtime=Runtime())
+    assert (answer.status, answer.content) == (
+        "error", f"Error: ToolInvocationError({ARG_ERROR!r})\n Please fix your mistakes.")
+    with pytest.raises(ValueError):  # ...and a ValueError, not covered, still raises
+        ToolNode(ERROR_TOOLS, handle_tool_errors=ToolException).invoke(
+            ask("divide", {"a": 1, "b": 0}), runtime=Runtime())
+
+
+@pytest.mark.lesson(LESSON)
+@pytest.mark.parametrize("setting", [ValidationError, ValueError])
+def test_naming_validation_error_or_value_error_does_not_answer_argument_errors(setting):
+    with pytest.raises(ToolInvocationError):
+        ToolNode([add], handle_tool_errors=setting).invoke(ask("add", {"a": 1}), runtime=Runtime())
+
+
+# -- the pinned MCP adapter answers a server error itself ------------------------------------------
+
+
+class _ErrorReportingSession:
+    """Stands in for an MCP session whose server answers every call with an `isError` result."""
+
+    async def call_tool(self, name, arguments, progress_callback=None):
+        from mcp.types import CallToolResult, TextContent
+
+        return CallToolResult(content=[TextContent(type="text", text=f"server error for {arguments['city']}")],
+                              isError=True)
+
+
+def _mcp_tool(**options):
+    from langchain_mcp_adapters.tools import convert_mcp_tool_to_langchain_tool
+    from mcp.types import Tool
+
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    return convert_mcp_tool_to_langchain_tool(
+        _ErrorReportingSession(), Tool(name="query_server", description="Ask a server.", inputSchema=schema),
+        **options)
+
+
+@pytest.mark.lesson(LESSON)
+def test_with_the_pinned_mcp_adapters_default_a_server_error_is_an_error_message():
+    (answer,) = asyncio.run(ToolNode([_mcp_tool()]).ainvoke(ask("query_server", {"city": "Paris"}),
+                                                            runtime=Runtime()))
+    assert answer.status == "error" and answer.text == "server error for Paris"
+
+
+@pytest.mark.lesson(LESSON)
+def test_with_the_adapters_errors_off_a_server_error_is_a_tool_exception_the_default_reraises():
+    with pytest.raises(ToolException, match="server error for Paris"):
+        asyncio.run(ToolNode([_mcp_tool(handle_tool_errors=False)]).ainvoke(
+            ask("query_server", {"city": "Paris"}), runtime=Runtime()))

@@ -109,6 +109,105 @@ def test_retry_sees_an_error_message_not_an_exception_when_errors_are_handled():
     assert out[0].status == "error" and attempts["x"] == 1
 
 
+@tool
+def divide(a: int, b: int) -> float:
+    """Divide a by b."""
+    if b == 0:
+        raise ValueError(f"cannot divide {a} by zero")
+    return a / b
+
+
+def passthrough(request, execute):
+    return execute(request)
+
+
+async def apassthrough(request, execute):
+    return await execute(request)
+
+
+def network_error(error: ConnectionError) -> str:
+    return f"network problem: {error}"
+
+
+def run_path(node, batch, path):
+    return node.invoke(batch, runtime=Runtime()) if path == "invoke" else asyncio.run(
+        node.ainvoke(batch, runtime=Runtime()))
+
+
+WRAPPED = {"invoke": {"wrap_tool_call": passthrough}, "ainvoke": {"awrap_tool_call": apassthrough}}
+DIVIDE_BY_ZERO = [ai(call("divide", "1", a=1, b=0))]
+
+
+@lesson
+@pytest.mark.parametrize("path", ["invoke", "ainvoke"])
+@pytest.mark.parametrize("policy, content", [
+    (ConnectionError, "Error: ValueError('cannot divide 1 by zero')\n Please fix your mistakes."),
+    ((ConnectionError, KeyError), "Error: ValueError('cannot divide 1 by zero')\n Please fix your mistakes."),
+    (network_error, "network problem: cannot divide 1 by zero"),
+], ids=["type", "tuple", "annotated-callable"])
+def test_with_an_interceptor_a_type_tuple_or_annotated_policy_answers_every_exception_that_escapes_it(
+        policy, content, path):
+    """Without an interceptor these policies let the ValueError raise (lesson 03's matrix). Around the
+    wrapper, `_run_one`/`_arun_one` answer whatever escapes it whenever the policy is truthy: no check of
+    the handled types (an annotated handler is called with any exception)."""
+    with pytest.raises(ValueError):
+        ToolNode([divide], handle_tool_errors=policy).invoke(DIVIDE_BY_ZERO, runtime=Runtime())
+    node = ToolNode([divide], handle_tool_errors=policy, **WRAPPED[path])
+    (answer,) = run_path(node, DIVIDE_BY_ZERO, path)
+    assert (answer.status, answer.content) == ("error", content)
+
+
+@lesson
+@pytest.mark.parametrize("path", ["invoke", "ainvoke"])
+@pytest.mark.parametrize("policy", ["default", False], ids=["default", "false"])
+def test_with_an_interceptor_the_default_and_false_still_raise(policy, path):
+    options = {} if policy == "default" else {"handle_tool_errors": policy}
+    node = ToolNode([divide], **options, **WRAPPED[path])
+    with pytest.raises(ValueError, match="cannot divide 1 by zero"):
+        run_path(node, DIVIDE_BY_ZERO, path)
+
+
+@lesson
+@pytest.mark.parametrize("path", ["invoke", "ainvoke"])
+def test_with_an_interceptor_the_default_still_answers_argument_errors(path):
+    node = ToolNode([add], **WRAPPED[path])
+    (answer,) = run_path(node, [ai(call("add", "1", a=1))], path)
+    assert answer.status == "error" and answer.content.startswith("Error invoking tool 'add' with kwargs")
+
+
+def key_error_only(error: KeyError) -> str:
+    return f"missing key: {error}"
+
+
+@lesson
+@pytest.mark.parametrize("policy", [False, ValueError, (ValueError, KeyError), key_error_only],
+                         ids=["false", "type", "tuple", "annotated-callable"])
+def test_a_retry_wrapper_sees_the_exception_under_false_and_under_a_policy_that_does_not_cover_it(policy):
+    flaky, attempts = make_flaky()
+    node = ToolNode([flaky], wrap_tool_call=retry, handle_tool_errors=policy)
+    out = node.invoke([ai(call("flaky", "1", city="x"))], runtime=Runtime())
+    assert out[0].content == "ok 3" and attempts["x"] == 3
+
+
+@lesson
+@pytest.mark.parametrize("policy", [True, "tool failed", ConnectionError, network_error],
+                         ids=["true", "string", "type", "annotated-callable"])
+def test_a_retry_wrapper_gets_a_message_under_a_policy_that_covers_the_exception(policy):
+    flaky, attempts = make_flaky()
+    node = ToolNode([flaky], wrap_tool_call=retry, handle_tool_errors=policy)
+    out = node.invoke([ai(call("flaky", "1", city="x"))], runtime=Runtime())
+    assert out[0].status == "error" and attempts["x"] == 1
+
+
+@lesson
+def test_when_retries_run_out_a_policy_that_did_not_cover_the_exception_answers_it_anyway():
+    flaky, attempts = make_flaky()
+    node = ToolNode([flaky], wrap_tool_call=lambda r, e: retry(r, e, tries=2), handle_tool_errors=ValueError)
+    out = node.invoke([ai(call("flaky", "1", city="x"))], runtime=Runtime())
+    assert attempts["x"] == 2
+    assert (out[0].status, out[0].content) == ("error", "Error: ConnectionError('dropped')\n Please fix your mistakes.")
+
+
 @lesson
 def test_a_wrapper_that_never_executes_short_circuits_the_tool():
     delete_file, deleted = make_delete_file()
@@ -302,6 +401,33 @@ def test_only_a_sync_wrapper_breaks_async_tools_under_ainvoke():
     node = ToolNode(make_city_tools(delay=0.01)[:1], wrap_tool_call=lambda r, execute: execute(r))
     with pytest.raises(NotImplementedError, match="StructuredTool does not support sync invocation."):
         asyncio.run(node.ainvoke([ai(call("lookup_weather", "1", city="Paris"))], runtime=Runtime()))
+
+
+@lesson
+def test_only_a_sync_wrapper_under_ainvoke_with_a_catching_policy_answers_async_tools_with_an_error():
+    node = ToolNode(make_city_tools(delay=0.01)[:1], wrap_tool_call=lambda r, execute: execute(r),
+                    handle_tool_errors=True)
+    (answer,) = asyncio.run(node.ainvoke([ai(call("lookup_weather", "1", city="Paris"))], runtime=Runtime()))
+    assert (answer.status, answer.content) == (
+        "error", "Error: NotImplementedError('StructuredTool does not support sync invocation.')\n"
+                 " Please fix your mistakes.")
+
+
+@lesson
+def test_an_async_only_tool_fails_under_invoke_with_or_without_a_sync_wrapper():
+    batch = [ai(call("lookup_weather", "1", city="Paris"))]
+    for options in ({}, {"wrap_tool_call": lambda r, execute: execute(r)}):
+        node = ToolNode(make_city_tools(delay=0.01)[:1], **options)
+        with pytest.raises(NotImplementedError, match="StructuredTool does not support sync invocation."):
+            node.invoke(batch, runtime=Runtime())
+
+
+@lesson
+def test_with_both_wrappers_an_async_only_tool_runs_under_ainvoke():
+    node = ToolNode(make_city_tools(delay=0.01)[:1], wrap_tool_call=lambda r, execute: execute(r),
+                    awrap_tool_call=apassthrough)
+    (answer,) = asyncio.run(node.ainvoke([ai(call("lookup_weather", "1", city="Paris"))], runtime=Runtime()))
+    assert (answer.status, answer.content) == ("success", "Paris: sunny, 25 °C")
 
 
 @lesson
