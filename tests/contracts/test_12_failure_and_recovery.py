@@ -320,6 +320,70 @@ def test_a_node_timeout_is_refused_on_the_sync_path():
 
 
 @lesson
+def test_a_node_timeout_on_a_plain_def_node_is_refused_when_the_graph_is_compiled():
+    def plain_node(state):
+        return {}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("work", plain_node, timeout=5.0)  # add_node accepts it
+    builder.add_edge(START, "work")
+    with pytest.raises(ValueError, match=r"only supported for async nodes.*Node 'work' is sync"):
+        builder.compile()
+
+
+@lesson
+def test_a_timed_toolnode_compiles_and_under_invoke_is_refused_only_when_its_step_is_reached():
+    model_calls, finished, release = [], [], threading.Event()
+    release.set()  # were a tool to run after all, it would not wait
+    tools = _slow_tools(finished, threading.Event(), release)
+    llm = ScriptedChatModel(script=SLOW).bind_tools(tools)
+
+    def call_model(state):
+        model_calls.append("llm")
+        return {"messages": [llm.invoke(state["messages"])]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("llm", call_model)
+    builder.add_node("tools", ToolNode(tools), timeout=1.0)
+    builder.add_edge(START, "llm")
+    builder.add_conditional_edges("llm", tools_condition)
+    builder.add_edge("tools", "llm")
+    graph = builder.compile(checkpointer=InMemorySaver())  # accepted: ToolNode has an async side
+    config = {"configurable": {"thread_id": "t"}}
+    with pytest.raises(ValueError, match=r"only supported for async nodes.*Node 'tools' is sync"):
+        graph.invoke({"messages": [HumanMessage("go")]}, config)
+    snapshot = graph.get_state(config)
+    assert model_calls == ["llm"] and finished == []  # the model ran (and was billed); no tool did
+    assert snapshot.next == ("tools",)
+    assert unanswered_tool_calls(snapshot.values["messages"]) == ["call_0_0", "call_0_1"]
+
+
+@lesson
+def test_under_invoke_even_an_async_def_node_with_a_timeout_is_refused_when_its_step_is_reached():
+    ran = []
+
+    def first(state):
+        ran.append("first")
+        return {}
+
+    async def timed(state):
+        ran.append("timed")
+        return {}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("first", first)
+    builder.add_node("timed", timed, timeout=1.0)
+    builder.add_edge(START, "first")
+    builder.add_edge("first", "timed")
+    graph = builder.compile()  # accepted: the node is async
+    with pytest.raises(ValueError, match=r"only supported for async nodes.*Node 'timed' is sync"):
+        graph.invoke({"messages": [HumanMessage("go")]})
+    assert ran == ["first"]
+    assert asyncio.run(graph.ainvoke({"messages": [HumanMessage("go")]})) is not None  # fine under ainvoke
+    assert ran == ["first", "first", "timed"]
+
+
+@lesson
 def test_an_idempotent_tool_keyed_on_the_call_id_runs_its_side_effect_once():
     done, effects = set(), []
 
