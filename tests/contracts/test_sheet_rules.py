@@ -241,8 +241,9 @@ def parent_hand_off(goto):
     return foo
 
 
-GOTO_FORMS = {"a bare Send": Send("A", None), "a tuple of Sends": (Send("A", None), Send("B", None)),
-              "a list of Sends": [Send("A", None), Send("B", None)]}
+NOTE = {"note": "from foo"}  # the data a Send carries to its node
+GOTO_FORMS = {"a bare Send": Send("A", NOTE), "a tuple of Sends": (Send("A", NOTE), Send("B", NOTE)),
+              "a list of Sends": [Send("A", NOTE), Send("B", NOTE)]}
 
 
 @lesson_06
@@ -271,8 +272,8 @@ def parent_graph(hand_off):
     parent = StateGraph(Parent)
     parent.add_node("agent", lambda state: {"messages": [model.invoke(state["messages"])]})
     parent.add_node("team", team.compile(), destinations=("A", "B"))
-    for name in "AB":
-        parent.add_node(name, lambda state, name=name: {"visited": [name]})
+    for name in "AB":  # each records its visit and the note its Send brought
+        parent.add_node(name, lambda arg, name=name: {"visited": [f"{name}: {arg.get('note')}"]})
         parent.add_edge(name, END)
     parent.add_edge(START, "agent")
     parent.add_edge("agent", "team")
@@ -285,7 +286,8 @@ def test_a_bare_send_or_a_tuple_handoff_alone_in_its_batch_arrives_whole_in_the_
     final = parent_graph(parent_hand_off(GOTO_FORMS[form])).invoke(
         {"messages": [HumanMessage("Hand it over.")], "counter": 0, "visited": []})
     assert final["counter"] == 1 and unanswered_tool_calls(final["messages"]) == []
-    assert final["visited"] == (["A"] if form == "a bare Send" else ["A", "B"])
+    expected = ["A: from foo"] if form == "a bare Send" else ["A: from foo", "B: from foo"]
+    assert final["visited"] == expected
 
 
 # -- first sheet, rule 26: an InjectedToolCallId a plain args_schema leaves out -----------------------
