@@ -425,14 +425,19 @@ def test_execution_info_carries_the_thread_run_and_task_ids_and_the_node_attempt
                     server=runtime.server_info)
         return "ok"
 
+    @tool
+    def other(x: int) -> str:
+        """Another tool of the same agent."""
+        return "other"
+
     run_id = uuid.uuid4()
-    agent = create_agent(ScriptedChatModel(script=[[{"name": "peek", "args": {}}], "done"]), [peek],
+    agent = create_agent(ScriptedChatModel(script=[[{"name": "peek", "args": {}}], "done"]), [peek, other],
                          checkpointer=InMemorySaver())
     agent.invoke({"messages": [HumanMessage("go")]}, {"configurable": {"thread_id": "t-1"}, "run_id": run_id})
     info = seen["info"]
     assert (info.thread_id, info.run_id, info.node_attempt) == ("t-1", str(run_id), 1)
     assert info.task_id and info.checkpoint_ns.startswith("tools:")
-    assert seen["tools"] == ["peek"] and seen["server"] is None
+    assert seen["tools"] == ["peek", "other"] and seen["server"] is None  # the node's tools, every one
 
 
 # -- agent sheet, rule 23: a missing store behind InjectedStore, with and without an interceptor ----
