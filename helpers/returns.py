@@ -126,6 +126,8 @@ def output_shape(value: Any) -> str:
         # "{'messages': [ToolMessage]}"
         output_shape([Command(graph=Command.PARENT, goto=[Send("A", None)])])
         # "[Command(graph=PARENT, goto=[Send('A')])]"
+        output_shape(Command(graph=Command.PARENT, goto=(Send("A", None), Send("B", None))))
+        # "Command(graph=PARENT, goto=(Send('A'), Send('B')))"
         ```
 
     Taught in `notebooks/05_return_types.ipynb`.
@@ -142,12 +144,24 @@ def output_shape(value: Any) -> str:
             parts.append("graph=PARENT")
         if value.update is not None:
             parts.append(f"update={output_shape(value.update)}")
-        if isinstance(value.goto, str) and value.goto:
-            parts.append(f"goto={value.goto!r}")
-        elif value.goto:
-            parts.append(f"goto={output_shape(value.goto)}")
+        if value.goto:
+            parts.append(f"goto={_goto_shape(value.goto)}")
         return f"Command({', '.join(parts)})"
     return type(value).__name__  # messages by class name, e.g. ToolMessage
+
+
+def _goto_shape(goto: Any) -> str:
+    """A Command's `goto` as written: node names quoted, `Send`s by node, a tuple kept a tuple."""
+    if isinstance(goto, str):
+        return repr(goto)
+    if isinstance(goto, Send):
+        return output_shape(goto)
+    if isinstance(goto, tuple):
+        inner = ", ".join(_goto_shape(g) for g in goto)
+        return f"({inner},)" if len(goto) == 1 else f"({inner})"
+    if isinstance(goto, list):
+        return "[" + ", ".join(_goto_shape(g) for g in goto) + "]"
+    return output_shape(goto)
 
 
 def _width(text: str) -> int:

@@ -54,6 +54,13 @@ def test_injected_id_is_hidden_from_the_model():
             "Command(graph=PARENT, goto=[Send('A')])",
         ),
         (Command(goto=Send("A", None)), "Command(goto=Send('A'))"),
+        (Command(goto=["A", "B"]), "Command(goto=['A', 'B'])"),
+        (
+            Command(graph=Command.PARENT, goto=(Send("A", None), Send("B", None))),
+            "Command(graph=PARENT, goto=(Send('A'), Send('B')))",
+        ),
+        (Command(goto=(Send("A", None),)), "Command(goto=(Send('A'),))"),
+        (Command(goto=["A", Send("B", None)]), "Command(goto=['A', Send('B')])"),
         (42, "int"),
     ],
 )

@@ -20,6 +20,7 @@ from helpers.history import unanswered_tool_calls
 from helpers.models import ScriptedChatModel
 from helpers.returns import SEED_CALLS, MessagesModel, output_shape
 from helpers.seeds import SEED_000_GOTO_NEXT, SEED_000_PARENT_SEND
+from helpers.source import excerpt
 
 lesson = pytest.mark.lesson("06_command_and_parent")
 RT = Runtime()
@@ -190,6 +191,29 @@ def test_a_list_needs_exactly_one_answer(answers):
         ToolNode([many]).invoke(as_dict(call("many")), runtime=RT)
 
 
+@lesson
+def test_an_answer_inside_a_commands_list_update_is_not_counted_with_a_message_list_input():
+    """langgraph#8924: the count looks at ToolMessages in the list and in dict updates only."""
+    @tool
+    def answer_in_update(x: int, y: int, tool_call_id: Annotated[str, InjectedToolCallId]) -> list:
+        """Answers inside a Command's list update."""
+        return [Command(goto="audit"), Command(update=[answer("noted", tool_call_id)])]
+
+    with pytest.raises(ValueError, match="returned a list with 0 messages bound to tool_call_id '001'"):
+        ToolNode([answer_in_update]).invoke([AIMessage("", tool_calls=[call("answer_in_update")])], runtime=RT)
+
+
+@lesson
+def test_an_answer_as_a_toolmessage_in_the_list_is_counted_with_a_message_list_input():
+    @tool
+    def answer_in_list(x: int, y: int, tool_call_id: Annotated[str, InjectedToolCallId]) -> list:
+        """Answers with a ToolMessage in the list."""
+        return [Command(goto="audit"), answer("noted", tool_call_id)]
+
+    out = ToolNode([answer_in_list]).invoke([AIMessage("", tool_calls=[call("answer_in_list")])], runtime=RT)
+    assert [output_shape(item) for item in out] == ["Command(goto='audit')", "[ToolMessage]"]
+
+
 def parent_tool(name: str, goto, **extra):
     @tool(name)
     def route(x: int, y: int, tool_call_id: Annotated[str, InjectedToolCallId]) -> Command:
@@ -240,17 +264,66 @@ def test_parent_command_update_is_still_checked_against_the_input_kind():
         ToolNode([parent_tool("foo", SENDS_AB)]).invoke([AIMessage("", tool_calls=[call("foo")])], runtime=RT)
 
 
+# -- which goto forms the merge takes: only a list made entirely of Sends ---------------------------
+@lesson
+def test_a_bare_send_parent_command_is_not_merged_and_keeps_its_update():
+    [kept] = ToolNode([parent_tool("foo", Send("A", None))]).invoke(as_dict(call("foo")), runtime=RT)
+    assert output_shape(kept) == "Command(graph=PARENT, update={'messages': [ToolMessage]}, goto=Send('A'))"
+
+
+@lesson
+def test_a_tuple_of_sends_parent_command_is_not_merged_and_keeps_its_update():
+    node = ToolNode([parent_tool("foo", (Send("A", None), Send("B", None)))])
+    [kept] = node.invoke(as_dict(call("foo")), runtime=RT)
+    assert output_shape(kept) == (
+        "Command(graph=PARENT, update={'messages': [ToolMessage]}, goto=(Send('A'), Send('B')))"
+    )
+
+
+@lesson
+def test_a_list_mixing_a_node_name_and_a_send_is_not_merged_and_keeps_its_update():
+    [kept] = ToolNode([parent_tool("foo", ["A", Send("B", None)])]).invoke(as_dict(call("foo")), runtime=RT)
+    assert output_shape(kept) == (
+        "Command(graph=PARENT, update={'messages': [ToolMessage]}, goto=['A', Send('B')])"
+    )
+
+
+@lesson
+def test_the_merge_condition_is_a_list_made_entirely_of_sends():
+    source = excerpt(ToolNode._combine_tool_outputs, start="output.graph is Command.PARENT",
+                     end="all(isinstance(send, Send)")
+    assert [line.strip() for line in source.lines] == [
+        "output.graph is Command.PARENT",
+        "and isinstance(output.goto, list)",
+        "and all(isinstance(send, Send) for send in output.goto)",
+    ]
+
+
+@lesson
+def test_a_parent_command_with_an_update_and_no_answer_passes_toolnode_unchecked():
+    """Only a Command for the current graph (graph=None) must answer its call; a PARENT one is not
+    checked, so its call can stay unanswered without any error."""
+    @tool
+    def counts(x: int, y: int) -> Command:
+        """Hands over and sets a counter, answering nothing."""
+        return Command(graph=Command.PARENT, goto="A", update={"counter": 1})
+
+    [kept] = ToolNode([counts]).invoke(as_dict(call("counts")), runtime=RT)
+    assert kept == Command(graph=Command.PARENT, goto="A", update={"counter": 1})
+
+
 class ParentState(TypedDict):
     messages: Annotated[list[AnyMessage], add_messages]
     counter: int
     visited: Annotated[list[str], operator.add]
 
 
-def visit(name, writes_answers=False):
+def visit(name, writes_answers=False, shows_arg=False):
     """A parent node that records its visit; with `writes_answers`, it also writes the answer a
-    `Send` brought it (its input is then the Send's argument, not the parent's state)."""
+    `Send` brought it (its input is then the Send's argument, not the parent's state); with
+    `shows_arg`, it records the argument a `Send` brought it next to its name."""
     def node(arg):
-        update = {"visited": [name]}
+        update = {"visited": [f"{name} got {arg}" if shows_arg else name]}
         if writes_answers and isinstance(arg, dict) and "answer" in arg:
             update["messages"] = [arg["answer"]]
         return update
@@ -258,7 +331,8 @@ def visit(name, writes_answers=False):
     return node
 
 
-def build_parent(script, team_tools, hand_off=None, handle_tool_errors=None, writes_answers=False):
+def build_parent(script, team_tools, hand_off=None, handle_tool_errors=None, writes_answers=False,
+                 shows_arg=False):
     model = ScriptedChatModel(script=[script]).bind_tools(team_tools)
     policy = {} if handle_tool_errors is None else {"handle_tool_errors": handle_tool_errors}
     team = StateGraph(ParentState)
@@ -271,7 +345,7 @@ def build_parent(script, team_tools, hand_off=None, handle_tool_errors=None, wri
     parent.add_node("agent", lambda state: {"messages": [model.invoke(state["messages"])]})
     parent.add_node("team", team.compile(), destinations=("A", "B", "C"))
     for name in "ABC":
-        parent.add_node(name, visit(name, writes_answers))
+        parent.add_node(name, visit(name, writes_answers, shows_arg))
         parent.add_edge(name, END)
     parent.add_edge(START, "agent")
     parent.add_edge("agent", "team")
@@ -389,6 +463,29 @@ def test_a_node_name_listed_twice_runs_once():
 def test_a_list_of_node_names_still_loses_a_siblings_answer():
     final = build_parent(FOO_BAR, [parent_tool("foo", ["A", "B"], counter=1), bar]).invoke(START_STATE)
     assert outcome(final) == (["A", "B"], 1, ["call_0_1"])
+
+
+@lesson
+def test_a_bare_send_handoff_alone_in_its_batch_keeps_its_update_and_delivers_its_argument():
+    """The simplest valid hand-off that carries data: the Send's arg is the node's input, the update
+    (with the tool's answer) arrives."""
+    tools = [parent_tool("foo", Send("A", {"x": 1, "y": 2}), counter=1), bar]
+    final = build_parent(FOO_BAR[:1], tools, shows_arg=True).invoke(START_STATE)
+    assert outcome(final) == (["A got {'x': 1, 'y': 2}"], 1, [])
+    assert [m.content for m in final["messages"] if isinstance(m, ToolMessage)] == ["foo(1, 2)"]
+
+
+@lesson
+def test_a_tuple_of_sends_handoff_alone_in_its_batch_keeps_its_update():
+    tools = [parent_tool("foo", (Send("A", None), Send("B", None)), counter=1), bar]
+    final = build_parent(FOO_BAR[:1], tools).invoke(START_STATE)
+    assert outcome(final) == (["A", "B"], 1, [])
+
+
+@lesson
+def test_a_bare_send_handoff_with_a_sibling_still_loses_the_siblings_answer():
+    final = build_parent(FOO_BAR, [parent_tool("foo", Send("A", None), counter=1), bar]).invoke(START_STATE)
+    assert outcome(final) == (["A"], 1, ["call_0_1"])
 
 
 @lesson
@@ -516,3 +613,36 @@ def test_a_conditional_edge_after_tools_routes_once():
         return "wrap_up" if state["messages"][-1].name == "finish" else "llm"
 
     assert finishing_loop(finish, after_tools)["visited"] == ["llm", "wrap_up"]
+
+
+# -- the next turn after an unanswered call ----------------------------------------------------------
+DANGLING = [
+    HumanMessage("Split the work."),
+    AIMessage("", tool_calls=[call("foo", "call_0_0"), call("bar", "call_0_1", x=3, y=4)]),
+    HumanMessage("And now?"),
+]
+
+
+def report(sent):
+    return f"unanswered: {unanswered_tool_calls(sent)}"
+
+
+@lesson
+def test_create_react_agent_refuses_a_history_with_an_unanswered_call_before_the_model():
+    from langgraph.prebuilt import create_react_agent
+    from langgraph.warnings import LangGraphDeprecatedSinceV10
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LangGraphDeprecatedSinceV10)
+        agent = create_react_agent(ScriptedChatModel(script=[report, report]), [bar])
+    with pytest.raises(ValueError, match="^Found AIMessages with tool_calls that do not have a corresponding"):
+        agent.invoke({"messages": DANGLING})
+
+
+@lesson
+def test_create_agent_sends_a_history_with_an_unanswered_call_to_the_model():
+    from langchain.agents import create_agent
+
+    agent = create_agent(ScriptedChatModel(script=[report, report]), [bar])
+    final = agent.invoke({"messages": DANGLING})
+    assert final["messages"][-1].content == "unanswered: ['call_0_0', 'call_0_1']"
