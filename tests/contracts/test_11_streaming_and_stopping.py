@@ -97,6 +97,30 @@ def test_messages_mode_emits_the_tool_messages_tagged_with_the_tools_node():
                     ("llm", "AIMessageChunk", "done")]
 
 
+def _answering_graph(copy_the_answer):
+    from langgraph.graph import START, MessagesState, StateGraph
+
+    def answer(state):
+        message = ScriptedChatModel(script=["Hello there"]).invoke(state["messages"])
+        return {"messages": [AIMessage(message.content) if copy_the_answer else message]}
+
+    return StateGraph(MessagesState).add_node(answer).add_edge(START, "answer").compile()
+
+
+@lesson
+def test_messages_mode_does_not_send_again_a_returned_message_whose_tokens_it_streamed():
+    seen = [(type(m).__name__, m.content) for m, _ in _answering_graph(False).stream(GO, stream_mode="messages")
+            if m.content]
+    assert seen == [("AIMessageChunk", "Hello "), ("AIMessageChunk", "there")]
+
+
+@lesson
+def test_messages_mode_sends_a_returned_copy_of_the_answer_whole_after_its_tokens():
+    seen = [(type(m).__name__, m.content) for m, _ in _answering_graph(True).stream(GO, stream_mode="messages")
+            if m.content]
+    assert seen == [("AIMessageChunk", "Hello "), ("AIMessageChunk", "there"), ("AIMessage", "Hello there")]
+
+
 # -- 2. progress from inside a tool ------------------------------------------------------------
 @tool
 def crawl(site: str) -> str:
@@ -133,6 +157,30 @@ def test_get_stream_writer_outside_a_graph_run_raises():
         crawl.invoke({"site": "example.org"})
     with pytest.raises(RuntimeError, match="outside of a runnable context"):
         crawl.func("example.org")
+
+
+@lesson
+def test_a_tool_with_a_fallback_writer_runs_alone_and_still_streams_in_a_graph():
+    from langgraph.config import get_stream_writer
+
+    def progress_writer():
+        try:
+            return get_stream_writer()
+        except (KeyError, RuntimeError):
+            return lambda chunk: None
+
+    @tool
+    def crawl_anywhere(site: str) -> str:
+        """Crawl a site, reporting each page."""
+        write = progress_writer()
+        for page in (1, 2, 3):
+            write({"site": site, "page": page})
+        return f"crawled {site}: 3 pages"
+
+    assert crawl_anywhere.invoke({"site": "example.org"}) == "crawled example.org: 3 pages"
+    assert crawl_anywhere.func("example.org") == "crawled example.org: 3 pages"
+    graph = _loop([_calls(("crawl_anywhere", {"site": "example.org"})), "done"], [crawl_anywhere])
+    assert list(graph.stream(GO, stream_mode="custom")) == [{"site": "example.org", "page": p} for p in (1, 2, 3)]
 
 
 @lesson
@@ -576,6 +624,28 @@ def test_a_tool_taking_a_runtime_invoked_alone_needs_a_tool_runtime_passed():
     runtime = ToolRuntime(state={}, context=None, config={}, stream_writer=lambda chunk: None,
                           tool_call_id="test-call", store=None)
     assert crawl_with_deltas.invoke({"site": "a", "runtime": runtime}) == "crawled a: 2 pages"
+
+
+@lesson
+def test_a_hand_built_tool_runtimes_stream_writer_receives_no_output_delta():
+    received = []
+    runtime = ToolRuntime(state={}, context=None, config={}, stream_writer=received.append,
+                          tool_call_id="test-call", store=None)
+    assert _crawl_with_deltas().invoke({"site": "a", "runtime": runtime}) == "crawled a: 2 pages"
+    assert received == []
+
+
+@lesson
+def test_a_one_node_toolnode_graph_streamed_in_tools_mode_carries_each_delta():
+    from langgraph.graph import START, MessagesState, StateGraph
+    from langgraph.prebuilt import ToolNode
+
+    graph = StateGraph(MessagesState).add_node("tools", ToolNode([_crawl_with_deltas()])) \
+        .add_edge(START, "tools").compile()
+    call = AIMessage("", tool_calls=[{"name": "crawl_with_deltas", "args": {"site": "a"}, "id": "test-call"}])
+    events = list(graph.stream({"messages": [call]}, stream_mode="tools"))
+    assert [e["delta"] for e in events if e["event"] == "tool-output-delta"] == [{"page": 1}, {"page": 2}]
+    assert {e["tool_call_id"] for e in events} == {"test-call"}
 
 
 def _research_loop():
