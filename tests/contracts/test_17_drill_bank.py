@@ -926,7 +926,7 @@ def test_drill_55_three_agent_runs_one_failing_under_gather_return_exceptions_an
 def test_drill_56_a_node_timeout_is_refused_under_sync_invoke_and_raises_node_timeout_error_under_ainvoke():
     from langgraph.errors import NodeTimeoutError
 
-    paid = []
+    paid, noted = [], []
 
     @tool
     def take_payment(amount: int) -> str:
@@ -935,13 +935,21 @@ def test_drill_56_a_node_timeout_is_refused_under_sync_invoke_and_raises_node_ti
         return f"charged {amount}"
 
     builder = StateGraph(MessagesState)
+    builder.add_node("note", lambda state: noted.append("turn noted") or {})
     builder.add_node("tools", ToolNode([take_payment]), timeout=1.0)
-    builder.add_edge(START, "tools")
-    graph = builder.compile()
+    builder.add_edge(START, "note")
+    builder.add_edge("note", "tools")
+    graph = builder.compile()  # ToolNode is an async node: the graph compiles
     call = {"messages": [tool_calls_message([("take_payment", {"amount": 1})])]}
     with pytest.raises(ValueError, match="only supported for async nodes"):
         graph.invoke(call)
-    assert paid == []
+    assert noted == ["turn noted"] and paid == []  # refused at the tools step, after `note` ran
+
+    plain_node = StateGraph(MessagesState)
+    plain_node.add_node("note", lambda state: {}, timeout=1.0)
+    plain_node.add_edge(START, "note")
+    with pytest.raises(ValueError, match="Node 'note' is sync"):
+        plain_node.compile()  # a plain def node: refused before anything runs
     assert asyncio.run(graph.ainvoke(call))["messages"][-1].content == "charged 1" and paid == [1]
 
     hung = []
@@ -1017,6 +1025,11 @@ def test_drill_57_one_decision_for_two_flagged_calls_raises_and_the_saved_resume
     with pytest.raises(ValueError, match=r"\(1\) does not match"):
         reviewed.agent.invoke(Command(resume={"decisions": [{"type": "approve"}] * 2}), reviewed.config)
     assert reviewed.ran == []
+    # the repair, on the same thread: restart the review step, pause again, answer right
+    reviewed.agent.update_state(reviewed.config, None, as_node="model")
+    assert "__interrupt__" in reviewed.agent.invoke(None, reviewed.config)
+    reviewed.agent.invoke(Command(resume={"decisions": [{"type": "approve"}] * 2}), reviewed.config)
+    assert sorted(reviewed.ran) == ["erase /tmp/a", "mail ann", "peek x"]
 
 
 @drill_bank
