@@ -14,6 +14,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import BaseTool
+from langgraph.errors import GraphBubbleUp, is_invalid_resume
 
 
 class CustomAsyncToolNode:
@@ -24,6 +25,9 @@ class CustomAsyncToolNode:
     `ToolMessage(status="error")` for that call alone, so one bad call does not sink the batch.
     Only the node's own deadline produces the "took longer than" message: a `TimeoutError` the
     tool raises itself (an HTTP client's read timeout) is reported like any other tool error.
+    LangGraph's control flow is not an error and passes through, as in ToolNode: an `interrupt()`
+    (`GraphInterrupt`), a `Command(graph=Command.PARENT)` (`ParentCommand`) — every
+    `GraphBubbleUp` — and a resume value that fails its interrupt's `response_schema`.
 
     Args:
         tools: the tools a model may call, looked up by their `name`.
@@ -78,7 +82,11 @@ class CustomAsyncToolNode:
             try:
                 async with deadline:  # cancels the call when time is up
                     result = await tool.ainvoke(call["args"])
+            except GraphBubbleUp:  # 4. interrupt(), Command.PARENT: LangGraph's control flow
+                raise
             except Exception as exc:
+                if is_invalid_resume(exc):  # 4. a resume value the interrupt's schema refused
+                    raise
                 if deadline.expired():  # 2. only our own deadline gives the timeout message
                     return self._error(call, f"Error: {name!r} took longer than {self.timeout} seconds.")
                 return self._error(call, f"Error: {exc!r}")  # 1. an error answers this call only

@@ -11,7 +11,12 @@ from pathlib import Path
 import nbformat
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-from langchain_core.tools import StructuredTool
+from langchain_core.tools import StructuredTool, tool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.errors import GraphInterrupt, ParentCommand
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.types import Command, Interrupt, interrupt
+from pydantic import BaseModel, ValidationError
 
 import helpers.nodes
 from helpers.batch import make_timed_tools, tool_calls_message
@@ -202,3 +207,73 @@ def test_results_are_tool_messages_with_the_tool_name():
     (message,) = run(CustomAsyncToolNode([tool]), tool_calls_message([("shout", {"text": "hi"})]))
     assert isinstance(message, ToolMessage)
     assert (message.name, message.content) == ("shout", "{'text': 'HI'}")
+
+
+# LangGraph's control flow travels as exceptions; the node must let it through as ToolNode does
+# (langgraph/prebuilt/tool_node.py re-raises every GraphBubbleUp and an invalid resume).
+
+
+class Approval(BaseModel):
+    ok: bool
+
+
+@tool
+async def delete_file(path: str) -> str:
+    """Delete a file once a human approves."""
+    answer = interrupt(f"Delete {path}?", response_schema=Approval)
+    return f"deleted {path}" if answer.ok else f"kept {path}"
+
+
+def _approval_graph():
+    builder = StateGraph(MessagesState)
+    builder.add_node("tools", CustomAsyncToolNode([delete_file, *make_city_tools(delay=0.0)]))
+    builder.add_edge(START, "tools")
+    builder.add_edge("tools", END)
+    return builder.compile(checkpointer=InMemorySaver())
+
+
+DELETE = tool_calls_message([("delete_file", {"path": "notes.txt"}), ("lookup_weather", {"city": "Paris"})])
+
+
+def test_an_interrupt_pauses_the_graph_and_resume_answers_the_call():
+    graph, thread = _approval_graph(), {"configurable": {"thread_id": "approval"}}
+
+    async def pause_then_resume():
+        paused = await graph.ainvoke({"messages": [DELETE]}, thread)
+        resumed = await graph.ainvoke(Command(resume={"ok": True}), thread)
+        return paused, resumed
+
+    paused, resumed = asyncio.run(pause_then_resume())
+    assert [i.value for i in paused["__interrupt__"]] == ["Delete notes.txt?"]
+    assert [m.type for m in paused["messages"]] == ["ai"], "nothing answered while the graph waits"
+    assert [(m.tool_call_id, m.status, m.content) for m in resumed["messages"][1:]] == [
+        ("call-0", "success", "deleted notes.txt"),
+        ("call-1", "success", "Paris: sunny, 25 °C"),
+    ]
+
+
+def test_a_resume_value_the_interrupts_schema_refuses_raises_and_can_be_answered_again():
+    graph, thread = _approval_graph(), {"configurable": {"thread_id": "bad-resume"}}
+
+    async def resume_badly_then_well():
+        await graph.ainvoke({"messages": [DELETE]}, thread)
+        with pytest.raises(ValidationError, match="1 validation error for Approval"):
+            await graph.ainvoke(Command(resume={"ok": "perhaps"}), thread)
+        return await graph.ainvoke(Command(resume={"ok": False}), thread)
+
+    assert asyncio.run(resume_badly_then_well())["messages"][1].content == "kept notes.txt"
+
+
+@pytest.mark.parametrize(
+    "signal",
+    [GraphInterrupt([Interrupt(value="approve?")]), ParentCommand(Command(graph=Command.PARENT, goto="A"))],
+    ids=["GraphInterrupt", "ParentCommand"],
+)
+def test_langgraphs_control_flow_exceptions_pass_through_the_node(signal):
+    async def hand_off(city: str) -> str:
+        """A tool whose inner graph interrupts or hands off to the parent graph."""
+        raise signal
+
+    node = CustomAsyncToolNode([StructuredTool.from_function(coroutine=hand_off)])
+    with pytest.raises(type(signal)):
+        run(node, tool_calls_message([("hand_off", {"city": "Paris"})]))
