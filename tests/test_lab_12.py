@@ -174,6 +174,21 @@ def test_lab12_q1_rejects_budgets_that_do_not_stop_or_lose_the_history(build_age
     assert "12_failure_and_recovery" in message or "11_streaming_and_stopping" in message
 
 
+@pytest.mark.parametrize(
+    ("exercise", "namespace", "cause"),
+    [
+        (lab12.q1, {"build_agent": limited(run_limit="budget")}, "`exit_behavior='continue'` (the default)"),
+        (lab12.q1, {"build_agent": limited(run_limit="budget", exit_behavior="error")},
+         "`exit_behavior='error'` raises"),
+    ],
+    ids=["exit-continue", "exit-error"],
+)
+def test_lab12_a_cause_shared_by_several_cases_is_explained_once(exercise, namespace, cause):
+    message = rejected(exercise, namespace, cause)
+    assert message.count(cause) == 1, message
+    assert message.count("why:      as above") >= 2, message  # each later case keeps its own observation
+
+
 def test_lab12_q1_hard_coding_fails_whatever_the_budget_drawn():
     for seed, fixed in enumerate((1, 2, 3, 4, 5)):  # budget 1 and a budget of 2 or 4 are always asked
         with pytest.raises(CheckFailed):
@@ -400,7 +415,8 @@ def written_by_hand(graph, inputs):  # events made up from the final state, no s
         (q2(silent), ["no custom chunk at all", "get_stream_writer()"]),
         (q2(at_the_end), ["✘ a page fails", "never reported", "not all of them at the end"]),
         (q2(one_summary), ["one chunk per page"]),
-        (q2(unguarded), ["✘ outside a graph", "KeyError", "__pregel_runtime"]),
+        (q2(unguarded), ["✘ outside a graph", "KeyError", "__pregel_runtime", "lesson 11 §2",
+                         "except (KeyError, RuntimeError): write = lambda chunk: None"]),
         (q2(with_runtime), ["✘ outside a graph", "injected only by ToolNode"]),
         (q2(from_zero), ["`done` counts pages from 1"]),
         (q2(skips_failures), ["the failing page was not fetched"]),
