@@ -329,6 +329,18 @@ def test_graph_ainvoke_max_concurrency_limits_one_send_per_call():
 
 
 @pytest.mark.lesson(LESSON)
+def test_graph_invoke_max_concurrency_limits_one_send_per_call():
+    """Under `invoke` too the runner's pool runs at most `max_concurrency` tasks of a step."""
+    recorder, gate = CallRecorder(), Rendezvous(2)
+    tools = make_timed_tools(6, L, kind="sync", recorder=recorder, gate=gate)
+    builder = StateGraph(MessagesState)
+    builder.add_node("tools", ToolNode(tools))
+    builder.add_conditional_edges(START, _one_send_per_call, ["tools"])
+    builder.compile().invoke({"messages": [tool_calls_message(tools)]}, config={"max_concurrency": 2})
+    assert gate.opened and recorder.max_in_flight() == 2
+
+
+@pytest.mark.lesson(LESSON)
 def test_graph_ainvoke_without_max_concurrency_runs_every_send_at_once():
     recorder, gate = CallRecorder(), Rendezvous(6)
     tools = make_timed_tools(6, L, kind="async", recorder=recorder, gate=gate)
