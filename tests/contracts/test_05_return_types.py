@@ -15,7 +15,7 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolCal
 from langchain_core.tools import InjectedToolCallId, tool
 from langgraph.errors import InvalidUpdateError
 from langgraph.graph import START, StateGraph, add_messages
-from langgraph.prebuilt import ToolNode, tools_condition
+from langgraph.prebuilt import InjectedState, ToolNode, tools_condition
 from langgraph.runtime import Runtime
 
 from helpers.returns import RETURN_KINDS, SEED_CALLS, MessagesModel, make_input, output_shape
@@ -357,3 +357,143 @@ def test_live_table_row(kind, returns):
     except ValueError:
         shape = "ValueError"
     assert shape == LIVE_TABLE[(kind, returns)]
+
+
+# -- content in two steps: langchain-core's BaseTool, then ToolNode's msg_content_output ------------
+def paris_call(the_tool, call_id="p1") -> ToolCall:
+    return call(the_tool.name, call_id, city="Paris")
+
+
+def through_toolnode(the_tool):
+    [message] = ToolNode([the_tool]).invoke([AIMessage("", tool_calls=[paris_call(the_tool)])], runtime=RT)
+    return message
+
+
+@lesson
+def test_langchain_core_keeps_a_list_of_strings_as_a_list():
+    assert names.invoke(paris_call(names)).content == ["Paris", "London"]
+
+
+@lesson
+def test_toolnode_turns_a_list_of_strings_into_a_json_string():
+    assert through_toolnode(names).content == '["Paris", "London"]'
+
+
+@lesson
+def test_toolnode_redoes_the_content_of_a_toolmessage_the_tool_returns():
+    @tool
+    def own_list(city: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> ToolMessage:
+        """Builds its own ToolMessage with a list of strings as content."""
+        return ToolMessage([city, "London"], tool_call_id=tool_call_id)
+
+    assert own_list.invoke(paris_call(own_list)).content == ["Paris", "London"]
+    message = through_toolnode(own_list)
+    assert (message.content, message.name) == ('["Paris", "London"]', None)
+
+
+@lesson
+def test_the_content_block_types_are_langchain_cores_fixed_set_used_by_both_steps():
+    from langchain_core.tools import base
+    from langgraph.prebuilt import tool_node
+
+    assert base.TOOL_MESSAGE_BLOCK_TYPES == (
+        "text", "image_url", "image", "json", "search_result", "custom_tool_call_output", "document", "file",
+    )
+    assert tool_node.TOOL_MESSAGE_BLOCK_TYPES is base.TOOL_MESSAGE_BLOCK_TYPES
+
+
+@lesson
+def test_toolnodes_content_rule_keeps_only_lists_of_typed_blocks():
+    from helpers.source import excerpt
+    from langgraph.prebuilt.tool_node import msg_content_output
+
+    source = excerpt(msg_content_output, start="if isinstance(output, str) or (", end="return str(output)")
+    assert 'x.get("type") in TOOL_MESSAGE_BLOCK_TYPES' in str(source)
+    assert msg_content_output(["a", "b"]) == '["a", "b"]'
+    assert msg_content_output([{"type": "image", "url": "u"}]) == [{"type": "image", "url": "u"}]
+
+
+@lesson
+def test_a_block_type_outside_the_set_is_json_after_both_steps():
+    @tool
+    def audio(city: str) -> list:
+        """A content block of a type outside the set."""
+        return [{"type": "audio", "base64": "UklGRg=="}]
+
+    expected = '[{"type": "audio", "base64": "UklGRg=="}]'
+    assert audio.invoke(paris_call(audio)).content == expected
+    assert through_toolnode(audio).content == expected
+
+
+@lesson
+def test_a_tuple_of_content_blocks_becomes_a_list():
+    @tool
+    def pair(city: str) -> tuple:
+        """Two text blocks, as a tuple."""
+        return ({"type": "text", "text": "a"}, {"type": "text", "text": "b"})
+
+    assert through_toolnode(pair).content == [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]
+
+
+@lesson
+def test_an_empty_list_answers_with_empty_content_not_a_json_string():
+    """langchain#30578: an empty list counts as an (empty) list of content blocks in both steps."""
+    @tool
+    def nothing_found(city: str) -> list:
+        """Finds nothing."""
+        return []
+
+    assert nothing_found.invoke(paris_call(nothing_found)).content == []
+    assert through_toolnode(nothing_found).content == []
+
+
+# -- the fifth input kind, and what each kind hands a tool -------------------------------------------
+@tool
+def count_messages(x: int, y: int, messages: Annotated[list, InjectedState("messages")]) -> str:
+    """Counts the messages in the state."""
+    return f"{len(messages)} message(s)"
+
+
+COUNTING_CALLS = [call("count_messages", "001", x=1, y=2)]
+TWO_MESSAGES = [HumanMessage("hi"), AIMessage("", tool_calls=COUNTING_CALLS)]
+
+
+@lesson
+def test_a_tool_call_with_context_payload_answers_with_a_dict_and_hands_over_its_own_state():
+    payload = {"__type": "tool_call_with_context", "tool_call": COUNTING_CALLS[0],
+               "state": {"messages": TWO_MESSAGES}}
+    out = ToolNode([count_messages]).invoke(payload, runtime=RT)
+    assert output_shape(out) == "{'messages': [ToolMessage]}"
+    assert out["messages"][0].content == "2 message(s)"
+
+
+@lesson
+@pytest.mark.parametrize("kind", ["list of messages", "dict", "Pydantic model"])
+def test_injected_state_messages_reads_the_input_of_each_message_kind(kind):
+    out = ToolNode([count_messages]).invoke(make_input(kind, COUNTING_CALLS), runtime=RT)
+    message = out[0] if isinstance(out, list) else out["messages"][0]
+    assert message.content == "1 message(s)"
+
+
+@lesson
+def test_a_standalone_list_of_tool_calls_hands_its_tools_an_empty_state():
+    @tool
+    def state_seen(x: int, y: int, state: Annotated[dict, InjectedState]) -> str:
+        """Reports the state it is handed."""
+        return repr(state)
+
+    out = ToolNode([state_seen]).invoke([call("state_seen", "001", x=1, y=2)], runtime=RT)
+    assert out["messages"][0].content == "{}"
+
+
+@lesson
+def test_injected_state_messages_raises_on_a_standalone_list_of_tool_calls():
+    with pytest.raises(KeyError, match="messages"):
+        ToolNode([count_messages]).invoke(COUNTING_CALLS, runtime=RT)
+
+
+@lesson
+def test_inside_a_graph_a_list_of_tool_calls_reads_the_graphs_state():
+    node = ToolNode([count_messages])
+    graph = tools_only(WithAddMessages, lambda state: node.invoke(COUNTING_CALLS))
+    assert graph.invoke({"messages": TWO_MESSAGES})["messages"][-1].content == "2 message(s)"
