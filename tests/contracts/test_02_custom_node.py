@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import pytest
 from langchain_core.messages import AIMessage, ToolMessage, convert_to_openai_messages
 from langchain_core.tools import StructuredTool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.errors import GraphBubbleUp, GraphInterrupt, NodeTimeoutError, ParentCommand, is_invalid_resume
 from langgraph.graph import END, START, MessagesState, StateGraph
-from pydantic import ValidationError
+from langgraph.prebuilt import ToolNode
+from langgraph.runtime import Runtime
+from langgraph.types import Command, interrupt
+from pydantic import BaseModel, ValidationError
 
 LESSON = "02_custom_async_tool_node"
 
@@ -183,3 +193,273 @@ def test_a_semaphore_binds_to_the_first_loop_that_waits_on_it_not_where_it_is_ma
     asyncio.run(contend())  # one coroutine waited: bound to this loop
     with pytest.raises(RuntimeError, match="is bound to a different event loop"):
         asyncio.run(contend())
+
+
+# -- LangGraph's control flow travels as exceptions (§4, change 4; §5) -------------------------
+
+
+async def _ask_first(path: str) -> str:
+    """Delete a file once a human approves."""
+    return "deleted" if interrupt(f"Delete {path}?") == "yes" else "kept"
+
+
+ASK_FIRST = StructuredTool.from_function(coroutine=_ask_first, name="delete_file")
+DELETE_CALL = {"name": "delete_file", "args": {"path": "notes.txt"}, "id": "call-delete", "type": "tool_call"}
+
+
+@pytest.mark.lesson(LESSON)
+def test_a_nodes_except_exception_turns_an_interrupt_into_an_error_message():
+    class CatchAll:
+        async def __call__(self, state):
+            call = state["messages"][-1].tool_calls[0]
+            try:
+                content = await ASK_FIRST.ainvoke(call["args"])
+            except Exception as exc:  # GraphInterrupt is an Exception
+                content = f"Error: {exc!r}"
+            return {"messages": [ToolMessage(content=content, name=call["name"], tool_call_id=call["id"])]}
+
+    assert issubclass(GraphInterrupt, Exception) and issubclass(ParentCommand, GraphBubbleUp)
+    builder = StateGraph(MessagesState)
+    builder.add_node("tools", CatchAll())
+    builder.add_edge(START, "tools")
+    graph = builder.compile(checkpointer=InMemorySaver())
+    result = asyncio.run(graph.ainvoke({"messages": [AIMessage(content="", tool_calls=[DELETE_CALL])]},
+                                       {"configurable": {"thread_id": "t"}}))
+    assert "__interrupt__" not in result, "the run did not pause"
+    assert result["messages"][-1].content.startswith("Error: GraphInterrupt(")
+
+
+@pytest.mark.lesson(LESSON)
+@pytest.mark.parametrize("handle_tool_errors", [True, Exception])
+def test_toolnode_re_raises_every_graph_bubble_up_whatever_its_error_policy(handle_tool_errors):
+    async def hand_off(city: str) -> str:
+        """A tool whose inner graph hands off to the parent graph."""
+        raise ParentCommand(Command(graph=Command.PARENT, goto="A"))
+
+    node = ToolNode([StructuredTool.from_function(coroutine=hand_off)], handle_tool_errors=handle_tool_errors)
+    call = {"name": "hand_off", "args": {"city": "Paris"}, "id": "call-0", "type": "tool_call"}
+    with pytest.raises(ParentCommand):
+        asyncio.run(node.ainvoke({"messages": [AIMessage(content="", tool_calls=[call])]}, runtime=Runtime()))
+
+
+@pytest.mark.lesson(LESSON)
+def test_toolnode_re_raises_a_resume_value_the_interrupts_schema_refused():
+    class Approval(BaseModel):
+        ok: bool
+
+    async def approve(path: str) -> str:
+        """Delete a file once a human approves."""
+        return "deleted" if interrupt(f"Delete {path}?", response_schema=Approval).ok else "kept"
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("tools", ToolNode([StructuredTool.from_function(coroutine=approve, name="delete_file")],
+                                       handle_tool_errors=True))
+    builder.add_edge(START, "tools")
+    graph = builder.compile(checkpointer=InMemorySaver())
+    thread = {"configurable": {"thread_id": "t"}}
+
+    async def main():
+        paused = await graph.ainvoke({"messages": [AIMessage(content="", tool_calls=[DELETE_CALL])]}, thread)
+        assert paused["__interrupt__"]
+        with pytest.raises(ValidationError) as refused:
+            await graph.ainvoke(Command(resume={"ok": "perhaps"}), thread)
+        assert is_invalid_resume(refused.value)
+        return await graph.ainvoke(Command(resume={"ok": True}), thread)
+
+    assert asyncio.run(main())["messages"][-1].content == "deleted"
+
+
+# -- LangGraph's own timeouts bound a whole node or step (§4; deep dive 6) ---------------------
+
+
+async def _hang(city: str) -> str:
+    """A service that never answers."""
+    await asyncio.Event().wait()
+
+
+HANG_CALL = {"name": "_hang", "args": {"city": "Paris"}, "id": "call-hang", "type": "tool_call"}
+STUCK = {"messages": [AIMessage(content="", tool_calls=[HANG_CALL, CALL])]}
+
+
+def _tools_only(node, **options):
+    builder = StateGraph(MessagesState)
+    builder.add_node("tools", node, **options)
+    builder.add_edge(START, "tools")
+    return builder.compile(checkpointer=InMemorySaver())
+
+
+@pytest.mark.lesson(LESSON)
+@pytest.mark.timing
+def test_a_node_timeout_fails_the_whole_toolnode_step_under_ainvoke():
+    graph = _tools_only(ToolNode([StructuredTool.from_function(coroutine=_hang), WEATHER]), timeout=0.5)
+    thread = {"configurable": {"thread_id": "t"}}
+    with pytest.raises(NodeTimeoutError) as timed_out:
+        asyncio.run(graph.ainvoke(STUCK, thread))
+    assert (timed_out.value.kind, timed_out.value.timeout) == ("run", 0.5)
+    saved = [m.type for m in graph.get_state(thread).values["messages"]]
+    assert saved == ["ai"], "the weather's answer is lost"
+
+
+@pytest.mark.lesson(LESSON)
+def test_a_node_timeout_is_refused_under_invoke_when_the_run_reaches_the_node():
+    graph = _tools_only(ToolNode([WEATHER]), timeout=0.5)
+    with pytest.raises(ValueError, match="Node timeouts are only supported for async nodes"):
+        graph.invoke({"messages": [AIMessage(content="", tool_calls=[CALL])]},
+                     {"configurable": {"thread_id": "t"}})
+
+
+@pytest.mark.lesson(LESSON)
+@pytest.mark.timing
+def test_step_timeout_fails_the_whole_step_at_the_deadline_under_ainvoke():
+    graph = _tools_only(ToolNode([StructuredTool.from_function(coroutine=_hang), WEATHER]))
+    graph.step_timeout = 0.5
+    thread = {"configurable": {"thread_id": "t"}}
+    with pytest.raises(TimeoutError):
+        asyncio.run(graph.ainvoke(STUCK, thread))
+    assert [m.type for m in graph.get_state(thread).values["messages"]] == ["ai"]
+
+
+@pytest.mark.lesson(LESSON)
+@pytest.mark.timing
+def test_step_timeout_under_invoke_raises_only_once_the_sync_call_returns():
+    returned = threading.Event()
+
+    def slow_weather(city: str) -> str:
+        """Look up the weather, slowly."""
+        time.sleep(1.0)
+        returned.set()
+        return "sunny"
+
+    graph = _tools_only(ToolNode([StructuredTool.from_function(func=slow_weather)]))
+    graph.step_timeout = 0.3
+    call = {"name": "slow_weather", "args": {"city": "Paris"}, "id": "call-slow", "type": "tool_call"}
+    with pytest.raises(TimeoutError):
+        graph.invoke({"messages": [AIMessage(content="", tool_calls=[call])]},
+                     {"configurable": {"thread_id": "t"}})
+    assert returned.is_set(), "the TimeoutError surfaced only after the thread's call returned"
+
+
+# -- a sync twin's worker thread and the run's context (deep dive 6) ---------------------------
+
+
+@pytest.mark.lesson(LESSON)
+@pytest.mark.parametrize("copy_context", [False, True])
+def test_a_sync_twins_thread_keeps_the_runs_config_and_callbacks_only_in_a_copied_context(copy_context):
+    from langchain_core.callbacks import BaseCallbackHandler
+    from langchain_core.runnables import RunnableLambda
+    from langgraph.config import get_config
+
+    async def whose(city: str) -> str:
+        """Look up the weather for the signed-in user."""
+        return get_config()["configurable"].get("user", "nobody")
+
+    class Starts(BaseCallbackHandler):
+        count = 0
+
+        def on_tool_start(self, *args, **kwargs):
+            Starts.count += 1
+
+    tool = StructuredTool.from_function(coroutine=whose)
+
+    async def node(state):
+        call = state["messages"][-1].tool_calls[0]
+        content = await tool.ainvoke(call["args"])
+        return {"messages": [ToolMessage(content=content, name=call["name"], tool_call_id=call["id"])]}
+
+    def twin(state):
+        with ThreadPoolExecutor(max_workers=1) as worker:
+            if copy_context:
+                return worker.submit(contextvars.copy_context().run, asyncio.run, node(state)).result()
+            return worker.submit(asyncio.run, node(state)).result()
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("tools", RunnableLambda(twin, afunc=node))
+    builder.add_edge(START, "tools")
+    call = {"name": "whose", "args": {"city": "Paris"}, "id": "call-0", "type": "tool_call"}
+    result = builder.compile().invoke({"messages": [AIMessage(content="", tool_calls=[call])]},
+                                      {"configurable": {"user": "Ann"}, "callbacks": [Starts()]})
+    assert (result["messages"][-1].content, Starts.count) == (("Ann", 1) if copy_context else ("nobody", 0))
+
+
+# -- a node-wide cap (deep dive 7) --------------------------------------------------------------
+
+
+async def _cancel_a_waiter(enter, leave):
+    """One permit: hold it, cancel a second call while it waits, let go. Returns the waiter."""
+    holding, let_go = asyncio.Event(), asyncio.Event()
+
+    async def holder():
+        await enter()
+        holding.set()
+        await let_go.wait()
+        leave()
+
+    async def waiter():
+        await enter()
+        leave()
+
+    held = asyncio.create_task(holder())
+    await holding.wait()
+    waiting = asyncio.create_task(waiter())
+    await asyncio.sleep(0.2)  # the waiter's thread (if any) is blocked in acquire()
+    waiting.cancel()
+    await asyncio.gather(waiting, return_exceptions=True)
+    let_go.set()
+    await held
+
+
+@pytest.mark.lesson(LESSON)
+@pytest.mark.timing
+def test_a_cancelled_to_thread_acquire_still_takes_the_permit_and_nobody_gives_it_back():
+    permits = threading.BoundedSemaphore(1)
+
+    async def main():
+        await _cancel_a_waiter(lambda: asyncio.to_thread(permits.acquire), permits.release)
+        await asyncio.sleep(0.1)
+
+    asyncio.run(main())
+    assert not permits.acquire(blocking=False), "the permit was lost"
+
+
+@pytest.mark.lesson(LESSON)
+def test_a_cancelled_wait_on_an_asyncio_semaphore_takes_no_permit():
+    permits = asyncio.Semaphore(1)
+
+    async def main():
+        await _cancel_a_waiter(permits.acquire, permits.release)
+        return permits.locked()
+
+    assert asyncio.run(main()) is False
+
+
+@pytest.mark.lesson(LESSON)
+@pytest.mark.timing
+def test_calls_waiting_in_to_thread_acquire_can_hold_every_thread_of_the_loops_pool():
+    """More waiters than pool threads: the permit holders' sync work never gets a thread."""
+    permits, pool_size = threading.BoundedSemaphore(1), 2
+    verdict = Future()
+
+    async def one():
+        await asyncio.to_thread(permits.acquire)
+        try:
+            await asyncio.to_thread(time.sleep, 0.01)  # a plain `def` tool under ainvoke
+        finally:
+            permits.release()
+
+    async def main():
+        asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(pool_size))
+        try:
+            async with asyncio.timeout(1.0):
+                await asyncio.gather(*(one() for _ in range(pool_size + 2)))
+            verdict.set_result("finished")
+        except TimeoutError:
+            verdict.set_result("stuck")
+
+    with ThreadPoolExecutor(max_workers=1) as worker:
+        closed = worker.submit(asyncio.run, main())
+        outcome = verdict.result(timeout=30)
+        while not closed.done():  # free the blocked threads so the loop can close
+            with contextlib.suppress(ValueError):
+                permits.release()
+            time.sleep(0.01)
+    assert outcome == "stuck"
