@@ -2,8 +2,9 @@
 
 What a tool receives in each place it can run (`ToolRuntime`'s fields), the store with and without
 one, `context_schema` and `context=`, the config and what a checkpointer keeps of it, the caller's
-`ContextVar`s and thread-locals inside sync tools, and shared state under concurrent calls. Every
-interleaving that matters is forced with a gate (`helpers.timing.Rendezvous`), never left to luck.
+`ContextVar`s and thread-locals inside sync tools, shared state (a module dict, the store) under
+concurrent calls, and the store from async tools. Every interleaving that matters is forced with a
+gate (`helpers.timing.Rendezvous`), never left to luck.
 """
 
 from __future__ import annotations
@@ -12,13 +13,16 @@ import asyncio
 import contextvars
 import dataclasses
 import json
+import subprocess
 import sys
+import textwrap
 import threading
 import warnings
 from typing import Annotated
 
 import pytest
 from langchain.agents import create_agent
+from langchain.agents.middleware import AgentMiddleware, ToolErrorMiddleware
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import InjectedToolArg, tool
 from langgraph.checkpoint.memory import InMemorySaver
@@ -27,7 +31,9 @@ from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import InjectedStore, ToolNode, ToolRuntime
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
+from langgraph.store.base.batch import AsyncBatchedBaseStore
 from langgraph.store.memory import InMemoryStore
+from langgraph.types import RetryPolicy
 from pydantic import BaseModel, SecretStr, ValidationError
 from typing_extensions import TypedDict
 
@@ -79,14 +85,23 @@ AGENTS = {"create_agent": create_agent, "create_react_agent": _react_agent}
 @tool
 def peek(runtime: ToolRuntime[UserContext]) -> str:
     "Report what this call can see."
+    info = runtime.execution_info
     return json.dumps({
         "state": sorted(runtime.state),
         "context": repr(runtime.context),
         "store": type(runtime.store).__name__,
         "writer_is_no_op": runtime.stream_writer is NO_OP_WRITER,
         "tool_call_id": runtime.tool_call_id,
-        "thread_id": runtime.config.get("configurable", {}).get("thread_id"),
+        "tools": [t.name for t in runtime.tools],
+        "thread_id": None if info is None else info.thread_id,
+        "node_attempt": None if info is None else info.node_attempt,
+        "server_info": repr(runtime.server_info),
+        "configurable_thread_id": runtime.config.get("configurable", {}).get("thread_id"),
     })
+
+
+IN_A_GRAPH = {"tools": ["peek"], "thread_id": "t-1", "node_attempt": 1, "server_info": "None",
+              "configurable_thread_id": "t-1"}
 
 
 @tool
@@ -103,12 +118,22 @@ def _agent_view(name, tool_, context_schema, **invoke_options):
 
 # -- 1. ToolRuntime's fields in five places -------------------------------------------------------
 @lesson
+def test_tool_runtime_has_nine_fields_and_the_last_three_have_defaults():
+    fields = dataclasses.fields(ToolRuntime)
+    assert [f.name for f in fields] == ["state", "context", "config", "stream_writer", "tool_call_id",
+                                        "store", "tools", "execution_info", "server_info"]
+    bare = ToolRuntime(state={}, context=None, config={}, stream_writer=NO_OP_WRITER, tool_call_id="t",
+                       store=None)
+    assert (bare.tools, bare.execution_info, bare.server_info) == ([], None, None)
+
+
+@lesson
 @pytest.mark.parametrize(("agent", "state"), [("create_agent", ["messages"]),
                                               ("create_react_agent", ["messages", "remaining_steps"])])
 def test_in_each_prebuilt_agent_the_runtime_holds_the_runs_context_store_writer_and_config(agent, state):
     view = json.loads(_agent_view(agent, peek, UserContext, context=UserContext("ann")))
     assert view == {"state": state, "context": "UserContext(user='ann')", "store": "InMemoryStore",
-                    "writer_is_no_op": False, "tool_call_id": "call_0_0", "thread_id": "t-1"}
+                    "writer_is_no_op": False, "tool_call_id": "call_0_0", **IN_A_GRAPH}
 
 
 @lesson
@@ -118,7 +143,7 @@ def test_in_a_hand_wired_graph_the_runtime_holds_the_compiled_store_and_the_runs
                           context=UserContext("ann"))
     assert json.loads(result["messages"][-1].content) == {
         "state": ["messages"], "context": "UserContext(user='ann')", "store": "InMemoryStore",
-        "writer_is_no_op": False, "tool_call_id": "c1", "thread_id": "t-1"}
+        "writer_is_no_op": False, "tool_call_id": "c1", **IN_A_GRAPH}
 
 
 @lesson
@@ -130,7 +155,8 @@ def test_a_standalone_toolnode_passes_what_runtime_holds_and_a_no_op_writer():
                                          runtime=Runtime(context=UserContext("ann"), store=InMemoryStore()))
     view = json.loads(result["messages"][-1].content)
     assert view == {"state": ["messages"], "context": "UserContext(user='ann')", "store": "InMemoryStore",
-                    "writer_is_no_op": True, "tool_call_id": "c1", "thread_id": "t-1"}
+                    "writer_is_no_op": True, "tool_call_id": "c1", "tools": ["peek"], "thread_id": None,
+                    "node_attempt": None, "server_info": "None", "configurable_thread_id": "t-1"}
     assert NO_OP_WRITER({"anything": 1}) is None  # accepts anything, does nothing
     assert caught == []  # with a config passed, lesson 07's `metadata` serializer warning does not appear
 
@@ -147,6 +173,63 @@ def test_a_direct_invoke_with_a_hand_built_tool_runtime_works():
                           stream_writer=NO_OP_WRITER, tool_call_id="t-1", store=InMemoryStore())
     view = json.loads(peek.invoke({"runtime": runtime}))
     assert view["context"] == "UserContext(user='test')" and view["tool_call_id"] == "t-1"
+    assert (view["tools"], view["thread_id"]) == ([], None)
+
+
+def _recording_tool(seen, fail_first=False):
+    @tool
+    def charge(amount: int, runtime: ToolRuntime) -> str:
+        "Charge a card."
+        info = runtime.execution_info
+        seen.append((info.thread_id, info.task_id, info.node_attempt, info.run_id, runtime.tool_call_id))
+        if fail_first and len(seen) == 1:
+            raise ConnectionError("dropped")
+        return f"charged {amount}"
+
+    return charge
+
+
+@lesson
+def test_a_retried_node_keeps_its_task_id_and_counts_node_attempt():
+    seen = []
+    builder = StateGraph(MessagesState)
+    builder.add_node("tools", ToolNode([_recording_tool(seen, fail_first=True)]),
+                     retry_policy=RetryPolicy(initial_interval=0.01, retry_on=ConnectionError))
+    builder.add_edge(START, "tools")
+    result = builder.compile().invoke({"messages": [_ai(_call("charge", "p1", amount=5))]})
+    assert result["messages"][-1].content == "charged 5"
+    assert [s[2] for s in seen] == [1, 2] and seen[0][1] == seen[1][1]
+
+
+@lesson
+def test_a_step_resumed_from_its_checkpoint_keeps_its_task_id_with_node_attempt_one():
+    seen = []
+    graph = _one_tool_graph([_recording_tool(seen, fail_first=True)], checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "resume"}}
+    with pytest.raises(ConnectionError):
+        graph.invoke({"messages": [_ai(_call("charge", "p1", amount=5))]}, config)
+    assert graph.invoke(None, config)["messages"][-1].content == "charged 5"
+    assert [s[2] for s in seen] == [1, 1] and seen[0][1] == seen[1][1] and seen[0][0] == "resume"
+
+
+@lesson
+def test_create_agent_gives_each_call_a_task_of_its_own():
+    seen = []
+    calls = [{"name": "charge", "args": {"amount": n}} for n in (1, 2)]
+    create_agent(ScriptedChatModel(script=[calls, "done"]), [_recording_tool(seen)]).invoke(ASK)
+    assert len({s[1] for s in seen}) == 2
+
+
+@lesson
+def test_run_id_is_none_unless_the_config_passes_one():
+    import uuid
+
+    seen = []
+    graph = _one_tool_graph([_recording_tool(seen)])
+    graph.invoke({"messages": [_ai(_call("charge", "p1", amount=5))]})
+    run_id = uuid.uuid4()
+    graph.invoke({"messages": [_ai(_call("charge", "p2", amount=5))]}, {"run_id": run_id})
+    assert [s[3] for s in seen] == [None, str(run_id)]
 
 
 # -- 2. The store ---------------------------------------------------------------------------------
@@ -233,19 +316,92 @@ def test_an_optional_injected_store_without_a_store_still_raises():
     assert str(raised.value) == STORE_ERROR
 
 
-@lesson
-@pytest.mark.parametrize("handle_tool_errors", [True, (ValueError,), lambda error: "handled"])
-@pytest.mark.parametrize("store_tool", [save_note, save_note_maybe], ids=["required", "optional"])
-def test_the_injected_store_value_error_escapes_every_handle_tool_errors_setting(
-    store_tool, handle_tool_errors
-):
-    node = ToolNode([store_tool], handle_tool_errors=handle_tool_errors)
+def _node_graph(node):
     builder = StateGraph(MessagesState)
     builder.add_node("tools", node)
     builder.add_edge(START, "tools")
+    return builder.compile()
+
+
+def _unchanged(request, execute):
+    return execute(request)
+
+
+async def _aunchanged(request, execute):
+    return await execute(request)
+
+
+@lesson
+@pytest.mark.parametrize("handle_tool_errors",
+                         [True, (ValueError,), lambda error: "handled", "a string", False])
+@pytest.mark.parametrize("store_tool", [save_note, save_note_maybe], ids=["required", "optional"])
+def test_without_an_interceptor_the_injected_store_value_error_escapes_every_handle_tool_errors_setting(
+    store_tool, handle_tool_errors
+):
+    graph = _node_graph(ToolNode([store_tool], handle_tool_errors=handle_tool_errors))
     with pytest.raises(ValueError) as raised:
-        builder.compile().invoke({"messages": [_ai(_call(store_tool.name, "n1", text="x"))]})
+        graph.invoke({"messages": [_ai(_call(store_tool.name, "n1", text="x"))]})
     assert str(raised.value) == STORE_ERROR
+
+
+@lesson
+@pytest.mark.parametrize("store_tool", [save_note, save_note_maybe], ids=["required", "optional"])
+def test_with_a_wrap_tool_call_true_answers_a_missing_injected_store_under_invoke(store_tool):
+    graph = _node_graph(ToolNode([store_tool], handle_tool_errors=True, wrap_tool_call=_unchanged))
+    reply = graph.invoke({"messages": [_ai(_call(store_tool.name, "n1", text="x"))]})["messages"][-1]
+    assert reply.status == "error"
+    assert reply.content == f"Error: ValueError('{STORE_ERROR}')\n Please fix your mistakes."
+
+
+@tool
+async def asave_note(text: str, store: Annotated[BaseStore, InjectedStore()]) -> str:
+    "Save a note (async)."
+    await store.aput(("notes",), text, {"text": text})
+    return "saved"
+
+
+@lesson
+@pytest.mark.parametrize("store_tool", [save_note, asave_note], ids=["sync tool", "async tool"])
+@pytest.mark.parametrize("options", [{"awrap_tool_call": _aunchanged}, {"wrap_tool_call": _unchanged}],
+                         ids=["awrap_tool_call", "wrap_tool_call"])
+def test_with_an_interceptor_under_ainvoke_true_answers_a_missing_injected_store(store_tool, options):
+    graph = _node_graph(ToolNode([store_tool], handle_tool_errors=True, **options))
+    result = asyncio.run(graph.ainvoke({"messages": [_ai(_call(store_tool.name, "n1", text="x"))]}))
+    reply = result["messages"][-1]
+    assert reply.status == "error" and STORE_ERROR in reply.content
+
+
+@lesson
+@pytest.mark.parametrize("policy", [{}, {"handle_tool_errors": False}], ids=["default policy", "False"])
+def test_with_an_interceptor_the_default_policy_and_false_still_let_the_missing_store_error_through(policy):
+    graph = _node_graph(ToolNode([save_note], wrap_tool_call=_unchanged, **policy))
+    with pytest.raises(ValueError) as raised:
+        graph.invoke({"messages": [_ai(_call("save_note", "n1", text="x"))]})
+    assert str(raised.value) == STORE_ERROR
+
+
+@lesson
+def test_an_awrap_tool_call_alone_is_skipped_under_invoke_so_the_missing_store_error_escapes_true():
+    graph = _node_graph(ToolNode([save_note], handle_tool_errors=True, awrap_tool_call=_aunchanged))
+    with pytest.raises(ValueError) as raised:
+        graph.invoke({"messages": [_ai(_call("save_note", "n1", text="x"))]})
+    assert str(raised.value) == STORE_ERROR
+
+
+@lesson
+def test_in_create_agent_tool_error_middleware_answers_a_missing_injected_store_a_plain_wrapper_does_not():
+    class Unchanged(AgentMiddleware):
+        def wrap_tool_call(self, request, handler):
+            return handler(request)
+
+    def agent(middleware):
+        return create_agent(ScriptedChatModel(script=[[{"name": "save_note", "args": {"text": "hi"}}], "ok"]),
+                            [save_note], middleware=middleware)
+
+    with pytest.raises(ValueError, match="Cannot inject store"):
+        agent([Unchanged()]).invoke(ASK)
+    reply = agent([ToolErrorMiddleware(lambda error, request: f"failed: {error}")]).invoke(ASK)["messages"][2]
+    assert reply.status == "error" and reply.content == f"failed: {STORE_ERROR}"
 
 
 @lesson
@@ -333,6 +489,35 @@ def test_a_dict_context_with_a_value_of_the_wrong_type_is_coerced_unchecked(agen
         seen = _agent_view(agent, show_plan, Plan, context={"user": 123})
     assert seen == "Plan(user=123, plan='free')"
     assert any("PydanticSerializationUnexpectedValue" in str(w.message) for w in caught)
+
+
+@tool
+def show_plan_bare(runtime: ToolRuntime) -> str:
+    "Show the current user's plan (bare annotation)."
+    return repr(runtime.context)
+
+
+CONTEXTS = {"none": {}, "a Plan": {"context": Plan("ann")}, "a dict": {"context": {"user": "bob"}},
+            "a wrong value": {"context": {"user": 123}}, "a wrong type": {"context": "ann"}}
+
+
+def _warned(tool_, **context):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _agent_view("create_agent", tool_, Plan, **context)
+    return any("PydanticSerializationUnexpectedValue" in str(w.message) for w in caught)
+
+
+@lesson
+def test_a_bare_tool_runtime_warns_for_every_context_right_or_wrong_and_never_without_one():
+    assert {label: _warned(show_plan_bare, **context) for label, context in CONTEXTS.items()} == {
+        "none": False, "a Plan": True, "a dict": True, "a wrong value": True, "a wrong type": True}
+
+
+@lesson
+def test_a_typed_tool_runtime_warns_only_for_a_context_of_the_wrong_type():
+    assert {label: _warned(show_plan, **context) for label, context in CONTEXTS.items()} == {
+        "none": False, "a Plan": False, "a dict": False, "a wrong value": True, "a wrong type": True}
 
 
 @lesson
@@ -557,6 +742,29 @@ def test_under_ainvoke_async_tools_see_the_callers_contextvar_and_thread_local_a
 
 
 @lesson
+def test_under_invoke_a_one_task_step_runs_on_the_callers_thread_but_toolnodes_pool_moves_sync_tools():
+    threads = {}
+
+    @tool
+    def where(label: str) -> str:
+        "Report the thread."
+        threads["tool"] = threading.get_ident()
+        return "ok"
+
+    def before(state):
+        threads["node"] = threading.get_ident()
+        return {}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("before", before)
+    builder.add_node("tools", ToolNode([where]))
+    builder.add_edge(START, "before")
+    builder.add_edge("before", "tools")
+    builder.compile().invoke({"messages": [_ai(_call("where", "w1", label="a"))]})
+    assert threads["node"] == threading.get_ident() and threads["tool"] != threading.get_ident()
+
+
+@lesson
 def test_under_invoke_an_async_only_tool_cannot_run():
     with pytest.raises(NotImplementedError, match="StructuredTool does not support sync invocation"):
         _one_tool_graph([aprobe]).invoke(TWO_APROBES)
@@ -600,6 +808,64 @@ def test_a_shared_threading_lock_across_read_and_write_keeps_both_updates():
 
     _one_tool_graph([count_visit]).invoke(TWO_VISITS)
     assert gate.opened and counts == {"home": 2}
+
+
+@lesson
+def test_two_calls_doing_get_then_put_on_one_store_item_lose_an_update():
+    visits, gate = InMemoryStore(), Rendezvous(2)
+
+    @tool
+    def count_visit(page: str, runtime: ToolRuntime) -> str:
+        "Count a visit to a page (in the store)."
+        item = runtime.store.get(("visits",), page)
+        seen = item.value["count"] if item else 0
+        gate.wait()  # both calls have read before either writes
+        runtime.store.put(("visits",), page, {"count": seen + 1})
+        return "ok"
+
+    _one_tool_graph([count_visit], store=visits).invoke(TWO_VISITS)
+    assert gate.opened and visits.get(("visits",), "home").value == {"count": 1}
+
+
+@lesson
+def test_a_shared_lock_across_get_and_put_keeps_both_store_updates():
+    visits, gate, lock = InMemoryStore(), Rendezvous(2), threading.Lock()
+
+    @tool
+    def count_visit(page: str, runtime: ToolRuntime) -> str:
+        "Count a visit to a page (in the store)."
+        gate.wait()
+        with lock:
+            item = runtime.store.get(("visits",), page)
+            runtime.store.put(("visits",), page, {"count": (item.value["count"] if item else 0) + 1})
+        return "ok"
+
+    _one_tool_graph([count_visit], store=visits).invoke(TWO_VISITS)
+    assert gate.opened and visits.get(("visits",), "home").value == {"count": 2}
+
+
+@lesson
+def test_an_item_per_call_keeps_every_visit_without_a_lock():
+    visits, gate = InMemoryStore(), Rendezvous(2)
+
+    @tool
+    def count_visit(page: str, runtime: ToolRuntime) -> str:
+        "Record a visit to a page: one item per call, nothing read first."
+        gate.wait()
+        runtime.store.put(("visits", page), runtime.tool_call_id, {"page": page})
+        return "ok"
+
+    _one_tool_graph([count_visit], store=visits).invoke(TWO_VISITS)
+    assert gate.opened and sorted(i.key for i in visits.search(("visits", "home"))) == ["v1", "v2"]
+
+
+@lesson
+def test_store_search_returns_at_most_ten_items_unless_given_a_limit():
+    store = InMemoryStore()
+    for n in range(12):
+        store.put(("visits", "home"), f"v{n}", {"n": n})
+    assert len(store.search(("visits", "home"))) == 10
+    assert len(store.search(("visits", "home"), limit=100)) == 12
 
 
 @lesson
@@ -658,3 +924,128 @@ def test_a_store_annotated_injected_tool_arg_is_never_filled_in_and_the_model_is
     assert reply.status == "error"
     assert reply.content == ("Error invoking tool 'upsert_memory' with kwargs {'content': 'likes tea'} "
                              "with error:\n store: Field required\n Please fix the error and try again.")
+
+
+# -- Deep dive 7: async tools and the store -----------------------------------------------------
+class AsyncOnlyStore(AsyncBatchedBaseStore):
+    """An async store built like AsyncPostgresStore: every call runs on the loop that created it."""
+
+    def __init__(self):
+        super().__init__()
+        self.memory = InMemoryStore()
+
+    async def abatch(self, ops):
+        return await self.memory.abatch(ops)
+
+
+@tool
+async def note_awaited(text: str, runtime: ToolRuntime) -> str:
+    "Save a note (async tool, awaited store calls)."
+    await runtime.store.aput(("notes",), text, {"text": text})
+    return json.dumps([item.key for item in await runtime.store.asearch(("notes",))])
+
+
+@tool
+async def note_blocking(text: str, runtime: ToolRuntime) -> str:
+    "Save a note (async tool, sync store call)."
+    runtime.store.put(("notes",), text, {"text": text})
+    return "saved"
+
+
+@tool
+def note_sync(text: str, runtime: ToolRuntime) -> str:
+    "Save a note (sync tool, sync store call)."
+    runtime.store.put(("notes",), text, {"text": text})
+    return "saved"
+
+
+def _save_with(saver, make_store):
+    async def main():
+        store = make_store()
+        graph = _one_tool_graph([saver], store=store)
+        reply = (await graph.ainvoke({"messages": [_ai(_call(saver.name, "a1", text="hi"))]}))["messages"][-1]
+        return reply.content, await store.aget(("notes",), "hi")
+
+    return asyncio.run(main())
+
+
+@lesson
+@pytest.mark.parametrize("make_store", [InMemoryStore, AsyncOnlyStore])
+def test_an_async_tool_awaits_aput_and_asearch_on_any_store(make_store):
+    content, item = _save_with(note_awaited, make_store)
+    assert json.loads(content) == ["hi"] and item.value == {"text": "hi"}
+
+
+@lesson
+def test_an_in_memory_stores_sync_calls_work_inside_an_async_tool():
+    content, item = _save_with(note_blocking, InMemoryStore)
+    assert content == "saved" and item.value == {"text": "hi"}
+
+
+@lesson
+def test_a_sync_call_on_an_async_batched_store_inside_an_async_tool_raises_invalid_state_error():
+    assert issubclass(AsyncOnlyStore, AsyncBatchedBaseStore)
+    with pytest.raises(asyncio.InvalidStateError,
+                       match=r"Synchronous calls to AsyncOnlyStore detected in the main event loop.*"
+                             r"replace `store.put\(...\)` with `await store.aput\(...\)"):
+        _save_with(note_blocking, AsyncOnlyStore)
+
+
+@lesson
+def test_a_sync_tool_under_ainvoke_hands_its_sync_call_to_the_async_stores_loop():
+    content, item = _save_with(note_sync, AsyncOnlyStore)
+    assert content == "saved" and item.value == {"text": "hi"}
+
+
+HANG_PROGRAM = textwrap.dedent("""
+    import asyncio, os, sys, threading
+    from langchain_core.messages import AIMessage
+    from langchain_core.tools import tool
+    from langgraph.graph import START, MessagesState, StateGraph
+    from langgraph.prebuilt import ToolNode, ToolRuntime
+    from langgraph.store.base.batch import AsyncBatchedBaseStore
+    from langgraph.store.memory import InMemoryStore
+
+    class AsyncOnlyStore(AsyncBatchedBaseStore):
+        def __init__(self):
+            super().__init__()
+            self.memory = InMemoryStore()
+        async def abatch(self, ops):
+            return await self.memory.abatch(ops)
+
+    entered = threading.Event()
+
+    @tool
+    def note_sync(text: str, runtime: ToolRuntime) -> str:
+        "Save a note."
+        entered.set()
+        runtime.store.put(("notes",), text, {"text": text})
+        return "saved"
+
+    def watchdog():
+        entered.wait()
+        if not done.wait(3):
+            print("still waiting", flush=True)
+            os._exit(0)
+
+    done = threading.Event()
+    threading.Thread(target=watchdog, daemon=True).start()
+
+    async def main():
+        builder = StateGraph(MessagesState)
+        builder.add_node("tools", ToolNode([note_sync]))
+        builder.add_edge(START, "tools")
+        graph = builder.compile(store=AsyncOnlyStore())
+        call = {"name": "note_sync", "args": {"text": "hi"}, "id": "a1", "type": "tool_call"}
+        graph.invoke({"messages": [AIMessage("", tool_calls=[call])]})  # sync invoke on the loop's thread
+        done.set()
+        print("returned", flush=True)
+
+    asyncio.run(main())
+""")
+
+
+@lesson
+def test_a_sync_invoke_on_the_async_stores_own_loop_thread_hangs_a_sync_tools_store_call():
+    result = subprocess.run([sys.executable, "-c", HANG_PROGRAM], capture_output=True, text=True, timeout=120)
+    assert result.stdout.strip() == "still waiting", result.stdout + result.stderr
