@@ -551,3 +551,69 @@ def test_a_toolruntime_or_basestore_field_needs_arbitrary_types_allowed(kind):
 
     with pytest.raises(PydanticSchemaGenerationError, match="arbitrary_types_allowed=True"):
         create_model("QueryArgs", query=(str, ...), injected=(_injected_kinds()[kind][0], ...))
+
+
+# -- 1.2 the executor, exactly ---------------------------------------------------------------------
+
+@lesson
+def test_the_sync_pool_is_langchain_cores_context_thread_pool_executor():
+    from concurrent.futures import ThreadPoolExecutor
+
+    from langchain_core.runnables.config import ContextThreadPoolExecutor, get_executor_for_config
+
+    assert ContextThreadPoolExecutor.__bases__ == (ThreadPoolExecutor,)
+    with get_executor_for_config({"max_concurrency": 2}) as pool:
+        assert type(pool) is ContextThreadPoolExecutor
+    assert "max_workers=config.get(\"max_concurrency\")" in str(excerpt(get_executor_for_config))
+
+
+def _runs_at_once(size, config=None):
+    from helpers.batch import make_timed_tools, tool_calls_message
+    from helpers.timing import Rendezvous
+
+    recorder, gate = CallRecorder(), Rendezvous(size)
+    tools = make_timed_tools(size + 1, 0.01, kind="sync", recorder=recorder, gate=gate)
+    ToolNode(tools).invoke([tool_calls_message(tools)], config=config, runtime=Runtime())
+    return gate.opened, recorder.max_in_flight()
+
+
+@lesson
+def test_without_max_concurrency_invoke_runs_pythons_default_pool_size_at_once():
+    from helpers.timing import default_pool_size
+
+    size = default_pool_size()
+    assert _runs_at_once(size) == (True, size)
+
+
+@lesson
+def test_max_concurrency_is_exactly_the_number_of_sync_calls_at_once():
+    assert _runs_at_once(2, {"max_concurrency": 2}) == (True, 2)
+
+
+@lesson
+def test_a_tool_on_a_pool_thread_runs_in_a_copy_of_the_callers_context():
+    import contextvars
+
+    who = contextvars.ContextVar("who", default="nobody")
+
+    @tool
+    def whoami(label: str) -> str:
+        """Report the context variable and the thread."""
+        return f"{who.get()} on {'main' if threading.current_thread() is threading.main_thread() else 'pool'}"
+
+    who.set("ann")
+    out = ToolNode([whoami]).invoke([ai(call("whoami", "1", label="x"))], runtime=Runtime())
+    assert out[0].content == "ann on pool"
+
+
+@lesson
+def test_toolnode_redoes_the_content_basetool_built():
+    @tool
+    def cities(region: str) -> list:
+        """Cities of a region."""
+        return ["Paris", "Lyon"]
+
+    assert cities.invoke(call("cities", "c1", region="FR")).content == ["Paris", "Lyon"]
+    out = ToolNode([cities]).invoke([ai(call("cities", "c1", region="FR"))], runtime=Runtime())
+    assert out[0].content == '["Paris", "Lyon"]'
+    assert "msg_content_output(response.content)" in str(excerpt(ToolNode._normalize_tool_response))
