@@ -122,6 +122,8 @@ def observed() -> dict:
             seen["raising_default"] = await outcome(ToolNode(raising).ainvoke(TRAFFIC, runtime=runtime))
             seen["raising_caught"] = await ToolNode(raising, handle_tool_errors=True).ainvoke(
                 TRAFFIC, runtime=runtime)
+        seen["local"] = await ToolNode(make_city_tools(delay=0.01)).ainvoke(
+            calls(("lookup_weather", {"city": "Paris"})), runtime=Runtime())
         seen["closed"] = await outcome(ToolNode(tools).ainvoke(calls(("lookup_weather", {"city": "Paris"})),
                                                                runtime=Runtime()))
         seen["closed_caught"] = await ToolNode(tools, handle_tool_errors=True).ainvoke(
@@ -254,6 +256,32 @@ def test_openai_format_of_an_mcp_tool_message_is_plain_text(observed):
     converted = convert_to_openai_messages(observed["six"]["messages"][0])
     assert converted == {"role": "tool", "name": "lookup_weather", "tool_call_id": "call_0",
                          "content": "Paris: sunny, 25 °C"}
+
+
+def _sent_by_chatopenai(answer) -> dict:
+    """The tool message the real ChatOpenAI client puts on the wire for `answer` (local endpoint)."""
+    from langchain_openai import ChatOpenAI
+
+    from helpers.openai_endpoint import ScriptedOpenAIEndpoint
+
+    call = AIMessage("", tool_calls=[{"name": "lookup_weather", "args": {"city": "Paris"}, "id": "call_0",
+                                      "type": "tool_call"}])
+    with ScriptedOpenAIEndpoint([[{"name": "lookup_weather", "args": {"city": "Paris"}}], "done"]) as endpoint:
+        llm = ChatOpenAI(model="gpt-4o", base_url=endpoint.base_url, api_key="unused", use_responses_api=False)
+        llm.invoke([HumanMessage("Weather in Paris?"), call, answer])
+    return endpoint.requests[0]["messages"][-1]
+
+
+@lesson
+def test_chatopenai_sends_an_mcp_tool_message_as_a_list_of_text_blocks_without_ids_or_artifact(observed):
+    assert _sent_by_chatopenai(observed["six"]["messages"][0]) == {
+        "role": "tool", "tool_call_id": "call_0", "content": [{"type": "text", "text": "Paris: sunny, 25 °C"}]}
+
+
+@lesson
+def test_chatopenai_sends_a_local_tool_message_as_a_string(observed):
+    local = observed["local"]["messages"][0]
+    assert _sent_by_chatopenai(local) == {"role": "tool", "tool_call_id": "call_0", "content": "Paris: sunny, 25 °C"}
 
 
 # -- the loop -----------------------------------------------------------------------------------
