@@ -1,8 +1,10 @@
 """Library behaviour taught in notebooks/15_tool_definitions.ipynb.
 
-How a tool's definition changes its run: `args_schema` defaults and coercion, the message a
-validation error becomes, `parse_docstring`, two tools with one name, `content_and_artifact`, and
-the callbacks parallel calls fire, in order. Orders are driven by the callbacks themselves (a tool
+How a tool's definition changes its run: `args_schema` defaults and coercion, pydantic's strict mode
+beside the provider's (`bind_tools(..., strict=True)`), the message a validation error becomes,
+`parse_docstring` and `description=`, two tools with one name, `content_and_artifact`, the callbacks
+parallel calls fire, in order, injected parameters a schema leaves out, and a JSON-schema `dict` as
+`args_schema`. Orders are driven by the callbacks themselves (a tool
 waits until the handler has seen another call end), never by sleeps.
 """
 
@@ -12,12 +14,13 @@ import asyncio
 import sys
 import threading
 import warnings
+from typing import Annotated
 
 import pytest
 from langchain.tools import ToolRuntime
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-from langchain_core.tools import tool
+from langchain_core.tools import InjectedToolCallId, tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
@@ -124,6 +127,36 @@ def test_a_strict_forbid_model_refuses_strings_floats_and_extra_keys_as_error_me
         assert answer.content.splitlines()[1] == detail
 
 
+def _sent_tools(strict):
+    from langchain_openai import ChatOpenAI
+
+    from helpers.openai_endpoint import ScriptedOpenAIEndpoint
+
+    with ScriptedOpenAIEndpoint(["-"]) as endpoint:
+        llm = ChatOpenAI(model="gpt-4o", base_url=endpoint.base_url, api_key="unused",
+                         use_responses_api=False, max_retries=0)
+        llm.bind_tools([search_plain, goto_page], strict=strict).invoke("Find lamps")
+    return {t["function"]["name"]: t["function"] for t in endpoint.requests[0]["tools"]}
+
+
+@lesson
+def test_pydantic_strict_and_extra_forbid_are_not_sent_to_the_model():
+    sent = _sent_tools(strict=None)
+    assert sent["goto_page"]["parameters"] == {"properties": {"page": {"type": "integer"}},
+                                               "required": ["page"], "type": "object"}
+    assert "strict" not in sent["goto_page"] and "strict" not in sent["search_plain"]
+
+
+@lesson
+def test_chatopenai_bind_tools_strict_sends_strict_no_additional_properties_and_every_property_required():
+    sent = _sent_tools(strict=True)
+    for function in sent.values():
+        assert function["strict"] is True and function["parameters"]["additionalProperties"] is False
+    assert sent["search_plain"]["parameters"]["required"] == ["query", "page", "size"]
+    assert sent["search_plain"]["parameters"]["properties"]["page"]["default"] == 1  # kept, yet required
+    assert sent["goto_page"]["parameters"]["required"] == ["page"]
+
+
 @lesson
 def test_the_default_policy_answers_a_validation_error_with_this_exact_text():
     (answer,) = _run([search], ("search", {"page": "two"}))
@@ -217,6 +250,27 @@ def test_parse_docstring_keeps_paragraphs_before_args_except_from_returns_or_exa
     # a section after Args: goes, whatever it is
     after = _refund_with(f"{_ARGS}\n\nRaises:\n    PermissionError: too old.")
     assert after.description == "Refund an order."
+
+
+@lesson
+def test_a_plural_examples_section_before_args_reaches_the_model_a_singular_one_does_not():
+    plural = _refund_with(f"Examples:\n    refund('A-1')\n\n{_ARGS}")
+    singular = _refund_with(f"Example:\n    refund('A-1')\n\n{_ARGS}")
+    assert convert_to_openai_tool(plural)["function"]["description"] == (
+        "Refund an order. Examples:\n    refund('A-1')")
+    assert convert_to_openai_tool(singular)["function"]["description"] == "Refund an order."
+
+
+@lesson
+def test_description_replaces_the_docstring_and_parse_docstring_still_describes_the_parameters():
+    described = convert_to_openai_tool(tool(description="Weather forecast.", parse_docstring=True)(_forecast))
+    properties = described["function"]["parameters"]["properties"]
+    assert described["function"]["description"] == "Weather forecast."
+    assert [p.get("description") for p in properties.values()] == ["The city, in English.",
+                                                                    "How many days ahead, 1 to 7."]
+    alone = convert_to_openai_tool(tool(description="Weather forecast.")(_forecast))["function"]
+    assert alone["description"] == "Weather forecast."
+    assert [p.get("description") for p in alone["parameters"]["properties"].values()] == [None, None]
 
 
 @lesson
@@ -692,3 +746,104 @@ def test_a_strict_forbid_args_schema_that_declares_the_toolruntime_injects_it_an
     assert (good.status, good.content) == ("success", "'lamp' for call_0")
     extra = graph.invoke({"messages": _ask(("lookup", {"query": "lamp", "sort": "asc"}))})["messages"][-1]
     assert extra.status == "error" and "sort: Extra inputs are not permitted" in extra.content
+
+
+class Query(BaseModel):
+    query: str
+
+
+@lesson
+def test_an_injected_tool_call_id_named_tool_call_id_is_filled_when_a_lax_args_schema_leaves_it_out():
+    @tool(args_schema=Query)
+    def named_right(query: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> str:
+        """Look a query up."""
+        return f"{query} for {tool_call_id}"
+
+    (answer,) = _run([named_right], ("named_right", {"query": "lamp"}))
+    assert (answer.status, answer.content) == ("success", "lamp for call_0")
+    assert list(convert_to_openai_tool(named_right)["function"]["parameters"]["properties"]) == ["query"]
+
+
+@lesson
+def test_an_injected_tool_call_id_under_another_name_a_lax_args_schema_leaves_out_crashes_with_type_error():
+    @tool(args_schema=Query)
+    def named_other(query: str, call_id: Annotated[str, InjectedToolCallId]) -> str:
+        """Look a query up."""
+        return f"{query} for {call_id}"
+
+    with pytest.raises(TypeError, match=r"named_other\(\) missing 1 required positional argument: 'call_id'"):
+        _run([named_other], ("named_other", {"query": "lamp"}))
+
+
+@lesson
+def test_a_toolruntime_a_lax_args_schema_leaves_out_is_still_filled_in():
+    @tool(args_schema=Query)
+    def with_runtime(query: str, runtime: ToolRuntime) -> str:
+        """Look a query up."""
+        return f"{query} for {runtime.tool_call_id}"
+
+    (answer,) = _run([with_runtime], ("with_runtime", {"query": "lamp"}))
+    assert answer.content == "lamp for call_0"
+
+
+PAGED = {"type": "object", "required": ["query"],
+         "properties": {"query": {"type": "string"}, "page": {"type": "integer", "default": 1}}}
+
+
+@tool(args_schema=PAGED)
+def paged(query: str, runtime: ToolRuntime, page: int = 5) -> str:
+    """Search the catalogue, one page at a time."""
+    return f"query={query!r} page={page!r} runtime for {runtime.tool_call_id}"
+
+
+@lesson
+def test_a_dict_args_schema_is_sent_as_written():
+    function = convert_to_openai_tool(paged)["function"]
+    assert function["parameters"] == {"type": "object", "required": ["query"], "properties": {
+        "query": {"type": "string"}, "page": {"type": "integer", "default": 1}}}
+
+
+@lesson
+def test_a_dict_args_schema_validates_nothing_and_the_functions_default_applies():
+    (typed_wrong,) = _run([paged], ("paged", {"query": 3}))
+    assert (typed_wrong.status, typed_wrong.content) == ("success", "query=3 page=5 runtime for call_0")
+
+
+@lesson
+@pytest.mark.parametrize(("args", "message"), [
+    ({"page": 2}, "missing 1 required positional argument: 'query'"),
+    ({"query": "lamp", "sort": "asc"}, "got an unexpected keyword argument 'sort'"),
+])
+def test_a_dict_args_schema_crashes_the_run_on_a_missing_or_unknown_argument(args, message):
+    with pytest.raises(TypeError, match=message):
+        _run([paged], ("paged", args))
+
+
+@lesson
+def test_a_dict_args_schema_tool_gets_its_toolruntime_even_with_a_none_default():
+    @tool(args_schema=PAGED)
+    def optional_runtime(query: str, runtime: ToolRuntime = None) -> str:
+        """Search."""
+        return type(runtime).__name__
+
+    (answer,) = _run([optional_runtime], ("optional_runtime", {"query": "lamp"}))
+    assert answer.content == "ToolRuntime"
+
+
+def _lookup_tool_call_id(query: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> str:
+    """Look a query up."""
+    return query
+
+
+def _lookup_call_id(query: str, call_id: Annotated[str, InjectedToolCallId]) -> str:
+    """Look a query up."""
+    return query
+
+
+@lesson
+@pytest.mark.parametrize(("function", "name"),
+                         [(_lookup_tool_call_id, "tool_call_id"), (_lookup_call_id, "call_id")])
+def test_a_dict_args_schema_never_fills_an_injected_tool_call_id(function, name):
+    lookup = tool("lookup", args_schema=PAGED)(function)
+    with pytest.raises(TypeError, match=f"missing 1 required positional argument: '{name}'"):
+        _run([lookup], ("lookup", {"query": "lamp"}))
