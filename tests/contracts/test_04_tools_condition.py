@@ -70,6 +70,12 @@ def test_tools_condition_on_an_empty_conversation_raises():
 
 
 @lesson
+def test_tools_condition_on_an_empty_bare_list_raises_index_error():
+    with pytest.raises(IndexError, match="list index out of range"):
+        tools_condition([])
+
+
+@lesson
 def test_tools_condition_declares_its_two_targets():
     assert typing.get_type_hints(tools_condition)["return"] == typing.Literal["tools", "__end__"]
 
@@ -178,6 +184,82 @@ def test_langchain_cores_recursion_limit_default_is_still_25():
     from langchain_core.runnables.config import DEFAULT_RECURSION_LIMIT
 
     assert DEFAULT_RECURSION_LIMIT == 25
+
+
+class Count(typing.TypedDict):
+    n: int
+
+
+def thirty_steps():
+    """A graph that counts to 30, one superstep per count."""
+    builder = StateGraph(Count)
+    builder.add_node("step", lambda state: {"n": state["n"] + 1})
+    builder.add_edge(START, "step")
+    builder.add_conditional_edges("step", lambda state: END if state["n"] >= 30 else "step")
+    return builder.compile()
+
+
+@lesson
+def test_a_graph_invoked_directly_gets_langgraphs_default_limit():
+    assert thirty_steps().invoke({"n": 0}) == {"n": 30}
+
+
+@lesson
+def test_a_graph_inside_a_chain_gets_langchain_cores_25():
+    from langchain_core.runnables import RunnableLambda
+
+    chain = RunnableLambda(lambda x: x) | thirty_steps()
+    with pytest.raises(GraphRecursionError, match="Recursion limit of 25 reached"):
+        chain.invoke({"n": 0})
+    with pytest.raises(GraphRecursionError, match="Recursion limit of 25 reached"):
+        asyncio.run(chain.ainvoke({"n": 0}))
+
+
+@lesson
+def test_a_graph_inside_a_runnable_lambda_gets_langchain_cores_25():
+    from langchain_core.runnables import RunnableLambda
+
+    graph = thirty_steps()
+    with pytest.raises(GraphRecursionError, match="Recursion limit of 25 reached"):
+        RunnableLambda(lambda x: graph.invoke(x)).invoke({"n": 0})
+
+
+@lesson
+def test_a_graph_inside_a_tool_gets_langchain_cores_25_even_inside_a_toolnode():
+    from langchain_core.tools import tool
+
+    graph = thirty_steps()
+
+    @tool
+    def count_to_thirty() -> int:
+        """Count to thirty with the counting graph."""
+        return graph.invoke({"n": 0})["n"]
+
+    with pytest.raises(GraphRecursionError, match="Recursion limit of 25 reached"):
+        count_to_thirty.invoke({})
+    outer = StateGraph(MessagesState)
+    outer.add_node("tools", ToolNode([count_to_thirty], handle_tool_errors=False))
+    outer.add_edge(START, "tools")
+    call = AIMessage("", tool_calls=[{"name": "count_to_thirty", "args": {}, "id": "c1"}])
+    with pytest.raises(GraphRecursionError, match="Recursion limit of 25 reached"):
+        outer.compile().invoke({"messages": [call]})  # the outer graph's own default is 10007
+
+
+@lesson
+def test_a_limit_on_the_outermost_call_reaches_the_graph_inside():
+    from langchain_core.runnables import RunnableLambda
+
+    chain = RunnableLambda(lambda x: x) | thirty_steps()
+    assert chain.invoke({"n": 0}, {"recursion_limit": 50}) == {"n": 30}
+
+
+@lesson
+def test_a_graph_run_by_a_graph_node_keeps_langgraphs_default():
+    graph = thirty_steps()
+    outer = StateGraph(Count)
+    outer.add_node("call", lambda state: graph.invoke(state))
+    outer.add_edge(START, "call")
+    assert outer.compile().invoke({"n": 0}) == {"n": 30}
 
 
 @lesson
@@ -289,7 +371,22 @@ def endpoint():
 @pytest.mark.parametrize(("options", "expected"), [
     ({"model": "gpt-4o"}, None),
     ({"model": "gpt-5-pro"}, True),
+    ({"model": "gpt-5-pro-2025-10-06"}, True),
+    ({"model": "gpt-5.2-pro"}, True),
+    ({"model": "gpt-5.4-pro"}, True),
+    ({"model": "gpt-5.5-pro"}, True),
+    ({"model": "gpt-5.6-sol"}, True),
+    ({"model": "gpt-5.1-pro"}, None),
+    ({"model": "o3-pro"}, None),
+    ({"model": "o1-pro"}, None),
+    ({"model": "gpt-5-codex"}, True),
+    ({"model": "my-codex-model"}, True),
+    ({"model": "gpt-6"}, None),
     ({"model": "gpt-oss:20b", "reasoning": {"effort": "low"}}, True),
+    ({"model": "gpt-oss:20b", "include": ["reasoning.encrypted_content"]}, True),
+    ({"model": "gpt-oss:20b", "truncation": "auto"}, True),
+    ({"model": "gpt-oss:20b", "use_previous_response_id": True}, True),
+    ({"model": "gpt-oss:20b", "output_version": "responses/v1"}, True),
     ({"model": "gpt-oss:20b", "reasoning": {"effort": "low"}, "use_responses_api": False}, False),
 ])
 def test_chatopenai_switches_to_the_responses_api_by_model_and_setting(options, expected):
@@ -308,6 +405,29 @@ def test_a_responses_api_request_fails_on_a_chat_completions_only_server(endpoin
                         api_key="unused", use_responses_api=False)
     pinned.bind_tools(make_city_tools(0)).invoke("q")
     assert endpoint.exchanges[-1].path.endswith("/chat/completions")
+
+
+@lesson
+def test_a_gpt_6_name_sends_a_request_with_tools_to_the_responses_api(endpoint):
+    import openai
+
+    gpt6 = ChatOpenAI(model="gpt-6", base_url=endpoint.base_url, api_key="unused", max_retries=0)
+    assert gpt6.use_responses_api is None
+    with pytest.raises(openai.NotFoundError, match="no route POST /v1/responses"):
+        gpt6.bind_tools(make_city_tools(0)).invoke("q")
+    endpoint.model = ScriptedChatModel(script=["plain prose"])
+    assert gpt6.invoke("q").content == "plain prose"  # without tools: Chat Completions
+    assert endpoint.exchanges[-1].path.endswith("/chat/completions")
+
+
+@lesson
+def test_tool_choice_none_keeps_the_tools_in_the_request_and_forbids_calls(endpoint):
+    endpoint.model = ScriptedChatModel(script=["plain prose"])
+    tools = make_city_tools(0)
+    chat(endpoint).bind_tools(tools, tool_choice="none").invoke("q")
+    request = endpoint.requests[0]
+    assert request["tool_choice"] == "none"
+    assert request["tools"] == [convert_to_openai_tool(t) for t in tools]
 
 
 def chat(endpoint):
