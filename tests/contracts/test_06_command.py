@@ -646,3 +646,14 @@ def test_create_agent_sends_a_history_with_an_unanswered_call_to_the_model():
     agent = create_agent(ScriptedChatModel(script=[report, report]), [bar])
     final = agent.invoke({"messages": DANGLING})
     assert final["messages"][-1].content == "unanswered: ['call_0_0', 'call_0_1']"
+
+
+@lesson
+def test_a_parent_command_with_an_update_and_no_answer_leaves_its_call_unanswered_in_the_parent():
+    @tool
+    def foo(x: int, y: int) -> Command:
+        """Hands over to A and sets a counter, answering nothing."""
+        return Command(graph=Command.PARENT, goto="A", update={"counter": 1})
+
+    final = build_parent(FOO_BAR[:1], [foo, bar]).invoke(START_STATE)
+    assert outcome(final) == (["A"], 1, ["call_0_0"])
