@@ -13,14 +13,15 @@ import os
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Annotated, TypedDict
 
 import pytest
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, ToolMessage
 from langchain_core.tools import InjectedToolCallId, StructuredTool, tool
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.managed import RemainingSteps
-from langgraph.prebuilt import ToolNode
+from langgraph.prebuilt import ToolNode, ToolRuntime
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Send
 
@@ -402,3 +403,386 @@ def test_a_tool_node_answers_every_call_errors_too_by_its_tool_call_id():
     assert [m.tool_call_id for m in out] == [c["id"] for c in message.tool_calls]
     assert [m.status for m in out] == ["success", "error", "error"]
     assert [c.label for c in recorder.calls] == ["lookup_weather"]  # attraction exists, but not in this node
+
+
+# -- the mock interview, question 1: what a failing call does to create_agent's other tasks ----------
+@mock_interview
+@pytest.mark.timing  # soaked: the failure waits for the sibling to start (an event), not for a delay
+def test_under_ainvoke_a_failing_call_cancels_create_agents_async_sibling_and_the_retry_runs_it_again():
+    from langchain.agents import create_agent
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    started, cancelled, service = [], [], {"up": False}
+
+    @tool
+    async def slow_weather(city: str) -> str:
+        """Look up the weather, slowly."""
+        started.append(city)
+        try:
+            await asyncio.sleep(0 if service["up"] else 5)
+        except asyncio.CancelledError:
+            cancelled.append(city)
+            raise
+        return f"{city}: sunny"
+
+    @tool
+    async def traffic(city: str) -> str:
+        """Look up live traffic; the service may be down."""
+        for _ in range(1000):  # fail only once the weather lookup is running (5 s at most)
+            if started:
+                break
+            await asyncio.sleep(0.005)
+        if not service["up"]:
+            raise ConnectionError("traffic service unreachable")
+        return f"{city}: light traffic"
+
+    pair = [{"name": "slow_weather", "args": {"city": "Paris"}},
+            {"name": "traffic", "args": {"city": "Paris"}}]
+    agent = create_agent(ScriptedChatModel(script=[pair, tool_results_summary]), [slow_weather, traffic],
+                         checkpointer=InMemorySaver())
+    thread = {"configurable": {"thread_id": "q1"}}
+
+    async def scenario():
+        with pytest.raises(ConnectionError):
+            await agent.ainvoke({"messages": [HumanMessage("Weather and traffic?")]}, thread)
+        saved = [m.type for m in (await agent.aget_state(thread)).values["messages"]]
+        service["up"] = True
+        await agent.ainvoke(None, thread)
+        return saved
+
+    assert asyncio.run(scenario()) == ["human", "ai"]
+    assert cancelled == ["Paris"] and started == ["Paris", "Paris"]
+
+
+# -- question 2: an approval given to one hook only -----------------------------------------------
+def approval_graph(**hook):
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    deleted = []
+
+    @tool
+    def delete_file(path: str) -> str:
+        """Delete a file."""
+        deleted.append(path)
+        return f"deleted {path}"
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("tools", ToolNode([delete_file], handle_tool_errors=True, **hook))
+    builder.add_edge(START, "tools")
+    return builder.compile(checkpointer=InMemorySaver()), deleted
+
+
+def approve(request, execute):
+    from langgraph.types import interrupt
+
+    if interrupt(request.tool_call["args"]) != "yes":
+        return ToolMessage("denied", tool_call_id=request.tool_call["id"], status="error")
+    return execute(request)
+
+
+async def approve_async(request, execute):
+    from langgraph.types import interrupt
+
+    if interrupt(request.tool_call["args"]) != "yes":
+        return ToolMessage("denied", tool_call_id=request.tool_call["id"], status="error")
+    return await execute(request)
+
+
+DELETION = {"messages": [ask(("delete_file", {"path": "/tmp/a"}))]}
+
+
+@mock_interview
+def test_an_async_only_approval_is_skipped_under_invoke_and_the_deletion_runs_unasked():
+    graph, deleted = approval_graph(awrap_tool_call=approve_async)
+    result = graph.invoke(DELETION, {"configurable": {"thread_id": "a"}})
+    assert "__interrupt__" not in result and deleted == ["/tmp/a"]
+
+
+@mock_interview
+def test_a_sync_only_approval_still_pauses_under_ainvoke():
+    graph, deleted = approval_graph(wrap_tool_call=approve)
+    result = asyncio.run(graph.ainvoke(DELETION, {"configurable": {"thread_id": "s"}}))
+    assert [i.value for i in result["__interrupt__"]] == [{"path": "/tmp/a"}] and deleted == []
+
+
+# -- question 7: progress while a tool runs, and a run that must end --------------------------------
+@tool
+def crawl(site: str) -> str:
+    """Crawl a site, reporting each page."""
+    from langgraph.config import get_stream_writer
+
+    write = get_stream_writer()
+    for page in (1, 2):
+        write({"site": site, "page": page})
+    return f"crawled {site}"
+
+
+CRAWL_FOREVER = [[{"name": "crawl", "args": {"site": f"page{i}.org"}}] for i in range(50)]
+CRAWL_IT = {"messages": [HumanMessage("Crawl it.")]}
+
+
+@mock_interview
+def test_stream_writer_progress_arrives_in_custom_mode_before_the_tools_update():
+    from langchain.agents import create_agent
+
+    once = [[{"name": "crawl", "args": {"site": "a.org"}}], "done"]
+    agent = create_agent(ScriptedChatModel(script=once), [crawl])
+    order = [mode if mode == "custom" else next(iter(chunk))
+             for mode, chunk in agent.stream(CRAWL_IT, stream_mode=["updates", "custom"])]
+    assert order == ["model", "custom", "custom", "tools", "model"]
+
+
+@mock_interview
+def test_create_agent_whose_model_never_stops_raises_graph_recursion_error_at_the_step_limit():
+    from langchain.agents import create_agent
+    from langgraph.errors import GraphRecursionError
+
+    with pytest.raises(GraphRecursionError):
+        agent = create_agent(ScriptedChatModel(script=CRAWL_FOREVER), [crawl])
+        agent.invoke(CRAWL_IT, {"recursion_limit": 10})
+
+
+@mock_interview
+def test_a_call_budget_with_exit_end_runs_three_calls_answers_every_call_and_says_why():
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import ToolCallLimitMiddleware
+
+    agent = create_agent(ScriptedChatModel(script=CRAWL_FOREVER), [crawl],
+                         middleware=[ToolCallLimitMiddleware(run_limit=3, exit_behavior="end")])
+    messages = agent.invoke(CRAWL_IT)["messages"]
+    crawled = [m for m in messages if isinstance(m, ToolMessage) and m.status == "success"]
+    assert len(crawled) == 3 and unanswered_tool_calls(messages) == []
+    assert messages[-1].content == "Tool call limit reached: run limit exceeded (4/3 calls)."
+
+
+# -- question 8: a crash mid-turn, and the wedged thread -------------------------------------------
+class Shop:
+    """`create_agent` on the real ChatOpenAI client, talking to a local server that refuses a history
+    with unanswered calls; `charge` works, `receipt` fails while its service is down."""
+
+    SCRIPT = [[{"name": "charge", "args": {"amount": 5}}, {"name": "receipt", "args": {"user": "ann"}}],
+              "All done."]
+
+    def __init__(self, endpoint):
+        from langchain.agents import create_agent
+        from langchain_openai import ChatOpenAI
+        from langgraph.checkpoint.memory import InMemorySaver
+
+        from helpers.models import loopback_client_options
+
+        self.up, self.charges = False, []
+
+        @tool
+        def charge(amount: int) -> str:
+            """Charge the customer."""
+            self.charges.append(amount)
+            return f"charged {amount}"
+
+        @tool
+        def receipt(user: str) -> str:
+            """Send the receipt."""
+            if not self.up:
+                raise ConnectionError("receipt service is down")
+            return f"receipt sent to {user}"
+
+        llm = ChatOpenAI(model="gpt-4o", base_url=endpoint.base_url, api_key="unused",
+                         use_responses_api=False, max_retries=0, **loopback_client_options())
+        self.agent = create_agent(llm, [charge, receipt], checkpointer=InMemorySaver())
+
+    def crash(self, thread_id):
+        self.up, config = False, {"configurable": {"thread_id": thread_id}}
+        with pytest.raises(ConnectionError):
+            self.agent.invoke({"messages": [HumanMessage("Charge ann 5 and send her the receipt.")]}, config)
+        return config
+
+
+def rewrite_in_order(graph, config, text="not completed: the tool step crashed; it may have run"):
+    from langgraph.graph.message import REMOVE_ALL_MESSAGES
+
+    messages = graph.get_state(config).values["messages"]
+    answers = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
+    repaired = []
+    for message in messages:
+        if not isinstance(message, ToolMessage):
+            repaired.append(message)
+            repaired += [answers.get(c["id"]) or ToolMessage(text, tool_call_id=c["id"], status="error")
+                         for c in getattr(message, "tool_calls", [])]
+    update = {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *repaired]}
+    graph.update_state(config, update, as_node="tools")
+
+
+@mock_interview
+def test_a_crashed_create_agent_thread_waits_at_tools_and_a_resume_under_invoke_charges_once():
+    from helpers.openai_endpoint import ScriptedOpenAIEndpoint
+
+    with ScriptedOpenAIEndpoint(Shop.SCRIPT, check_history=True) as endpoint:
+        shop = Shop(endpoint)
+        config = shop.crash("resumed")
+        snapshot = shop.agent.get_state(config)
+        assert snapshot.next == ("tools",) and len(unanswered_tool_calls(snapshot.values["messages"])) == 1
+        shop.up = True
+        assert shop.agent.invoke(None, config)["messages"][-1].content == "All done."
+    assert shop.charges == [5]
+
+
+@mock_interview
+def test_a_new_message_on_the_crashed_thread_gets_a_400_until_the_history_is_rewritten_in_order():
+    import openai
+
+    from helpers.openai_endpoint import ScriptedOpenAIEndpoint
+
+    with ScriptedOpenAIEndpoint(Shop.SCRIPT, check_history=True) as endpoint:
+        shop = Shop(endpoint)
+        config = shop.crash("typed again")
+        with pytest.raises(openai.BadRequestError) as refused:
+            shop.agent.invoke({"messages": [HumanMessage("What is my balance?")]}, config)
+        assert refused.value.status_code == 400
+        assert "must be followed by tool messages responding to each 'tool_call_id'" in str(refused.value)
+        rewrite_in_order(shop.agent, config)
+        assert shop.agent.invoke(None, config)["messages"][-1].content == "All done."
+
+
+# -- question 9: answering a batched approval -------------------------------------------------------
+class Review:
+    """A weather lookup, a deletion and an email in one turn; the last two need approval."""
+
+    TURN = [{"name": "lookup_weather", "args": {"arg": "Paris"}},
+            {"name": "delete_file", "args": {"arg": "/tmp/a.log"}},
+            {"name": "send_email", "args": {"arg": "bob"}}]
+    RIGHT = {"decisions": [{"type": "approve"}, {"type": "reject", "message": "not today"}]}
+
+    def __init__(self):
+        from langchain.agents import create_agent
+        from langchain.agents.middleware import HumanInTheLoopMiddleware
+        from langgraph.checkpoint.memory import InMemorySaver
+
+        self.ran = []
+
+        def recorded(name):
+            def run(arg: str) -> str:
+                self.ran.append(f"{name} {arg}")
+                return f"{name}: done for {arg}"
+            return StructuredTool.from_function(run, name=name, description=f"{name} (records each run).")
+
+        self.agent = create_agent(
+            ScriptedChatModel(script=[self.TURN, tool_results_summary]),
+            [recorded("lookup_weather"), recorded("delete_file"), recorded("send_email")],
+            middleware=[HumanInTheLoopMiddleware(interrupt_on={"delete_file": True, "send_email": True})],
+            checkpointer=InMemorySaver())
+        self.config = {"configurable": {"thread_id": "q9"}}
+        (self.request,) = self.agent.invoke({"messages": [HumanMessage("Weather, clean up, tell Bob.")]},
+                                            self.config)["__interrupt__"]
+
+
+@mock_interview
+def test_the_batched_interrupt_lists_only_the_flagged_calls_in_order_without_ids():
+    review = Review()
+    assert [(a["name"], "id" in a) for a in review.request.value["action_requests"]] == [
+        ("delete_file", False), ("send_email", False)]
+    assert review.ran == []
+
+
+@mock_interview
+def test_a_decision_per_call_raises_is_replayed_and_a_review_restarted_on_the_thread_takes_the_right_one():
+    from langgraph.types import Command
+
+    review = Review()
+    wrong = r"Number of human decisions \(3\) does not match number of hanging tool calls \(2\)\."
+    with pytest.raises(ValueError, match=wrong):
+        review.agent.invoke(Command(resume={"decisions": [{"type": "approve"}] * 3}), review.config)
+    with pytest.raises(ValueError, match=wrong):  # the right answer: the saved wrong one is replayed
+        review.agent.invoke(Command(resume=Review.RIGHT), review.config)
+    assert review.ran == []
+    review.agent.update_state(review.config, None, as_node="model")
+    assert "__interrupt__" in review.agent.invoke(None, review.config)
+    review.agent.invoke(Command(resume=Review.RIGHT), review.config)
+    assert sorted(review.ran) == ["delete_file /tmp/a.log", "lookup_weather Paris"]
+
+
+# -- question 10: what a tool may know about its caller ---------------------------------------------
+@dataclass
+class Caller:
+    user: str
+    token: str
+
+
+@tool
+def my_orders(status: str, runtime: ToolRuntime[Caller]) -> str:
+    """List the signed-in user's orders with this status."""
+    return f"{runtime.context.user}: 2 {status} orders"
+
+
+def caller_agent():
+    from langchain.agents import create_agent
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    script = [[{"name": "my_orders", "args": {"status": "open", "user": "mallory"}}], "done"]
+    agent = create_agent(ScriptedChatModel(script=script), [my_orders], context_schema=Caller,
+                         checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "q10", "api_key": "sk-in-configurable"}}
+    messages = agent.invoke({"messages": [HumanMessage("My open orders?")]}, config,
+                            context=Caller(user="ann", token="sk-in-context"))["messages"]
+    return agent, config, messages, my_orders
+
+
+@mock_interview
+def test_the_context_reaches_a_typed_tool_runtime_the_model_cannot_see_and_a_made_up_user_is_dropped():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # ToolRuntime[Caller] with the right context: no serializer warning
+        _, _, messages, my_orders = caller_agent()
+    assert messages[1].tool_calls[0]["args"] == {"status": "open", "user": "mallory"}
+    assert messages[2].content == "ann: 2 open orders"
+    assert list(my_orders.tool_call_schema.model_json_schema()["properties"]) == ["status"]
+
+
+@mock_interview
+def test_the_checkpointer_saves_a_configurable_value_in_every_checkpoints_metadata_and_never_the_context():
+    agent, config, _, _ = caller_agent()
+    saved = [snapshot.metadata for snapshot in agent.get_state_history(config)]
+    assert saved and all(m.get("api_key") == "sk-in-configurable" for m in saved)
+    assert not any("sk-in-context" in str(m) for m in saved)
+    assert not any("sk-in-context" in str(s.values) for s in agent.get_state_history(config))
+
+
+# -- question 11: how a tool's definition reaches the model -----------------------------------------
+def refund(order_id: str, amount: int = 0) -> str:
+    """Refund an order.
+
+    Raises:
+        PermissionError: when the order is too old.
+
+    Args:
+        order_id: The order to refund, e.g. "A-17".
+        amount: How much to refund, in cents; 0 refunds everything.
+    """
+    return f"refunded {amount or 'everything'} of {order_id}"
+
+
+@mock_interview
+def test_a_plain_tool_sends_the_whole_docstring_and_parse_docstring_sends_argument_descriptions_and_raises():
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    plain = convert_to_openai_tool(tool(refund))["function"]
+    parsed = convert_to_openai_tool(tool(refund, parse_docstring=True))["function"]
+    assert "Args:" in plain["description"] and not any(
+        "description" in p for p in plain["parameters"]["properties"].values())
+    folded = " ".join(parsed["description"].split())  # whitespace differs between Python 3.12 and 3.13
+    assert folded == "Refund an order. Raises: PermissionError: when the order is too old."
+    order_id = parsed["parameters"]["properties"]["order_id"]
+    assert order_id["description"] == 'The order to refund, e.g. "A-17".'
+
+
+@mock_interview
+def test_a_coercible_argument_is_coerced_and_one_that_is_not_is_read_back_as_an_error_message():
+    answers = ToolNode([tool(refund, parse_docstring=True)]).invoke(
+        [ask(("refund", {"order_id": "A-17", "amount": "250"}),
+             ("refund", {"order_id": "A-17", "amount": "ten"}))], runtime=RT)
+    assert [(a.status, a.content.splitlines()[0]) for a in answers] == [
+        ("success", "refunded 250 of A-17"),
+        ("error", "Error invoking tool 'refund' with kwargs {'order_id': 'A-17', 'amount': 'ten'} "
+                  "with error:")]
+    assert answers[1].content.endswith(
+        " amount: Input should be a valid integer, unable to parse string as an integer\n"
+        " Please fix the error and try again.")
