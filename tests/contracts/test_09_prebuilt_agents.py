@@ -416,6 +416,43 @@ def test_single_batch_resume_reruns_every_call():
     assert final == "Paris: sunny, 25 °C; Paris: table booked"
 
 
+@lesson
+@pytest.mark.timing  # the siblings are slower than the interrupt, so the step must wait for them
+@pytest.mark.parametrize("kind", ["async", "sync"])
+def test_under_ainvoke_an_interrupt_lets_the_agents_siblings_finish_and_keeps_their_answers(kind):
+    runs = Counter()
+
+    async def slow_async(city: str) -> str:
+        """Look up today's weather for a city, slowly."""
+        runs["weather"] += 1
+        await asyncio.sleep(0.5)
+        return weather_report(city)
+
+    def slow_sync(city: str) -> str:
+        """Look up today's weather for a city, slowly."""
+        runs["weather"] += 1
+        time.sleep(0.5)
+        return weather_report(city)
+
+    weather = (StructuredTool.from_function(coroutine=slow_async, name="slow_weather") if kind == "async"
+               else StructuredTool.from_function(func=slow_sync, name="slow_weather"))
+    calls = [{"name": "slow_weather", "args": {"city": "Paris"}},
+             {"name": "book_table", "args": {"city": "Paris"}}]
+    graph = agent_for([calls, tool_results_summary], [weather, book_table], checkpointer=InMemorySaver())
+
+    async def pause_then_resume():
+        paused = await graph.ainvoke(QUESTION, THREAD)
+        saved = types(graph.get_state(THREAD).values["messages"])
+        done = await graph.ainvoke(Command(resume="yes"), THREAD)
+        return paused, saved, done["messages"][-1].content
+
+    paused, saved, final = asyncio.run(pause_then_resume())
+    assert [i.value for i in paused["__interrupt__"]] == ["Book a table in Paris?"]
+    assert saved == ["human", "ai", "tool"], "the slow sibling finished and its answer was saved"
+    assert runs == {"weather": 1}, "and it did not run again on resume"
+    assert final == "Paris: sunny, 25 °C; Paris: table booked"
+
+
 def interrupt_rounds(which):
     two = [{"name": "book_table", "args": {"city": "Paris"}},
            {"name": "book_table", "args": {"city": "London"}}]
@@ -583,6 +620,44 @@ def async_sibling_fate(which):
 
     asyncio.run(run())
     return fate.get("slow"), types(graph.get_state(THREAD).values["messages"])
+
+
+@lesson
+@pytest.mark.parametrize("which", ["agent", "batch"])
+def test_under_ainvoke_a_retry_repeats_the_async_sibling(which):
+    starts, go = Counter(), {}
+
+    @tool
+    async def slow_weather(city: str) -> str:
+        """Look up today's weather for a city, slowly."""
+        starts["slow_weather"] += 1
+        await go["event"].wait()  # waits until the retry: cancelled (agent) or left running (batch)
+        return weather_report(city)
+
+    @tool
+    async def flaky_traffic(city: str) -> str:
+        """Look up live traffic for a city (its service is down at first)."""
+        if not go["event"].is_set():
+            raise ConnectionError(f"traffic service unreachable for {city}")
+        return f"{city}: light traffic"
+
+    calls = [{"name": "slow_weather", "args": {"city": "Paris"}},
+             {"name": "flaky_traffic", "args": {"city": "Paris"}}]
+    graph = both([calls, tool_results_summary], [slow_weather, flaky_traffic], checkpointed=True)[which]
+
+    async def fail_then_retry():
+        go["event"] = asyncio.Event()
+        with pytest.raises(ConnectionError):
+            await graph.ainvoke(QUESTION, THREAD)
+        saved = types(graph.get_state(THREAD).values["messages"])
+        go["event"].set()
+        final = (await graph.ainvoke(None, THREAD))["messages"][-1].content
+        return saved, final
+
+    saved, final = asyncio.run(fail_then_retry())
+    assert saved == ["human", "ai"], "the run raised and saved no answer"
+    assert starts["slow_weather"] == 2, "the retry ran the sibling again"
+    assert final == "Paris: sunny, 25 °C; Paris: light traffic"
 
 
 @lesson
