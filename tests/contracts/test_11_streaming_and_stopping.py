@@ -270,6 +270,34 @@ def test_remaining_steps_counts_down_one_per_step_and_a_run_may_not_reach_its_li
 
 
 @lesson
+def test_a_run_that_reaches_step_l_raises_even_when_that_step_would_have_finished_it():
+    from langgraph.graph import END, START, StateGraph
+
+    seen = []
+
+    def node(name):
+        def run(state):
+            seen.append((name, state["remaining_steps"]))
+            return {"n": 1}
+        return run
+
+    builder = StateGraph(CountingState)
+    for name in ("a", "b", "c"):
+        builder.add_node(name, node(name))
+    builder.add_edge(START, "a")
+    builder.add_edge("a", "b")
+    builder.add_edge("b", "c")
+    builder.add_edge("c", END)
+    graph = builder.compile()
+    with pytest.raises(GraphRecursionError):
+        graph.invoke({"n": 0}, {"recursion_limit": 3})
+    assert seen == [("a", 2), ("b", 1), ("c", 0)]  # step L ran, and its run raised all the same
+    seen.clear()
+    graph.invoke({"n": 0}, {"recursion_limit": 4})
+    assert seen == [("a", 3), ("b", 2), ("c", 1)]
+
+
+@lesson
 def test_nodes_that_run_in_the_same_step_see_the_same_remaining_steps():
     seen = []
     with pytest.raises(GraphRecursionError):
