@@ -266,22 +266,26 @@ def _sent_by_chatopenai(answer) -> dict:
 
     call = AIMessage("", tool_calls=[{"name": "lookup_weather", "args": {"city": "Paris"}, "id": "call_0",
                                       "type": "tool_call"}])
-    with ScriptedOpenAIEndpoint([[{"name": "lookup_weather", "args": {"city": "Paris"}}], "done"]) as endpoint:
-        llm = ChatOpenAI(model="gpt-4o", base_url=endpoint.base_url, api_key="unused", use_responses_api=False)
+    script = [[{"name": "lookup_weather", "args": {"city": "Paris"}}], "done"]
+    with ScriptedOpenAIEndpoint(script) as endpoint:
+        llm = ChatOpenAI(model="gpt-4o", base_url=endpoint.base_url, api_key="unused",
+                         use_responses_api=False)
         llm.invoke([HumanMessage("Weather in Paris?"), call, answer])
     return endpoint.requests[0]["messages"][-1]
 
 
 @lesson
 def test_chatopenai_sends_an_mcp_tool_message_as_a_list_of_text_blocks_without_ids_or_artifact(observed):
+    blocks = [{"type": "text", "text": "Paris: sunny, 25 °C"}]
     assert _sent_by_chatopenai(observed["six"]["messages"][0]) == {
-        "role": "tool", "tool_call_id": "call_0", "content": [{"type": "text", "text": "Paris: sunny, 25 °C"}]}
+        "role": "tool", "tool_call_id": "call_0", "content": blocks}
 
 
 @lesson
 def test_chatopenai_sends_a_local_tool_message_as_a_string(observed):
     local = observed["local"]["messages"][0]
-    assert _sent_by_chatopenai(local) == {"role": "tool", "tool_call_id": "call_0", "content": "Paris: sunny, 25 °C"}
+    assert _sent_by_chatopenai(local) == {
+        "role": "tool", "tool_call_id": "call_0", "content": "Paris: sunny, 25 °C"}
 
 
 # -- the loop -----------------------------------------------------------------------------------

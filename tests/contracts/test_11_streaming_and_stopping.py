@@ -109,15 +109,15 @@ def _answering_graph(copy_the_answer):
 
 @lesson
 def test_messages_mode_does_not_send_again_a_returned_message_whose_tokens_it_streamed():
-    seen = [(type(m).__name__, m.content) for m, _ in _answering_graph(False).stream(GO, stream_mode="messages")
-            if m.content]
+    stream = _answering_graph(False).stream(GO, stream_mode="messages")
+    seen = [(type(m).__name__, m.content) for m, _ in stream if m.content]
     assert seen == [("AIMessageChunk", "Hello "), ("AIMessageChunk", "there")]
 
 
 @lesson
 def test_messages_mode_sends_a_returned_copy_of_the_answer_whole_after_its_tokens():
-    seen = [(type(m).__name__, m.content) for m, _ in _answering_graph(True).stream(GO, stream_mode="messages")
-            if m.content]
+    stream = _answering_graph(True).stream(GO, stream_mode="messages")
+    seen = [(type(m).__name__, m.content) for m, _ in stream if m.content]
     assert seen == [("AIMessageChunk", "Hello "), ("AIMessageChunk", "there"), ("AIMessage", "Hello there")]
 
 
@@ -180,7 +180,8 @@ def test_a_tool_with_a_fallback_writer_runs_alone_and_still_streams_in_a_graph()
     assert crawl_anywhere.invoke({"site": "example.org"}) == "crawled example.org: 3 pages"
     assert crawl_anywhere.func("example.org") == "crawled example.org: 3 pages"
     graph = _loop([_calls(("crawl_anywhere", {"site": "example.org"})), "done"], [crawl_anywhere])
-    assert list(graph.stream(GO, stream_mode="custom")) == [{"site": "example.org", "page": p} for p in (1, 2, 3)]
+    pages = [{"site": "example.org", "page": p} for p in (1, 2, 3)]
+    assert list(graph.stream(GO, stream_mode="custom")) == pages
 
 
 @lesson
