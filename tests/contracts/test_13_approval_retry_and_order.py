@@ -4,12 +4,16 @@
 history, what a resume re-runs) beside lesson 08's approval interceptor and `create_react_agent`'s
 equivalents; `ToolRetryMiddleware` (attempts, `on_failure`, `retry_on`, `tools`) and `ModelRetryMiddleware`'s
 `retry_on`; the `respond` decision; and the order in which several middlewares' hooks run, with what
-that order changes. Every test runs the sync path
-(`invoke`), as the lesson does. Side effects are counted by course-side recorders.
+that order changes; and where the retry's backoff waits (a worker thread under `invoke`, the event
+loop under `ainvoke`). Every other test runs the sync path (`invoke`), as the lesson does. Side
+effects are counted by course-side recorders.
 """
 
 from __future__ import annotations
 
+import asyncio
+import inspect
+import threading
 import warnings
 from collections import Counter
 
@@ -265,7 +269,7 @@ def test_unlisted_tools_run_once_after_the_decisions():
     assert ran.count("lookup_weather Paris") == 1
 
 
-# --- 4. What a resume re-runs ----------------------------------------------------------------------
+# --- 7. Deep dive: what a resume re-runs ------------------------------------------------------------------
 
 
 @lesson
@@ -365,7 +369,7 @@ def test_create_agent_pauses_without_a_checkpointer_but_cannot_resume():
         agent.invoke(Command(resume={"decisions": [{"type": "approve"}]}))
 
 
-# --- 5. ToolRetryMiddleware ------------------------------------------------------------------------
+# --- 4. ToolRetryMiddleware ------------------------------------------------------------------------
 
 
 def _try_retry(middleware, fails=99, args=None):
@@ -401,6 +405,14 @@ def test_retry_defaults_are_two_retries_from_one_second_doubling_with_jitter():
         retry.jitter,
         retry.on_failure,
     ) == (2, 1.0, 2.0, 60.0, True, "continue")
+
+
+@lesson
+def test_default_retry_on_retries_every_exception():
+    default = inspect.signature(ToolRetryMiddleware.__init__).parameters["retry_on"].default
+    assert default.__name__ == "default_retry_on"
+    assert all(default(error) for error in (ValueError("x"), ConnectionError("x"), TimeoutError("x")))
+    assert ToolRetryMiddleware().retry_on is default
 
 
 @lesson
@@ -471,7 +483,7 @@ def test_an_argument_error_is_never_retried_it_comes_back_as_an_error_message():
     assert content.startswith("Error invoking tool 'fetch_rates' with kwargs {} with error:")
 
 
-# --- 6. Hook order ---------------------------------------------------------------------------------
+# --- 5. Hook order ---------------------------------------------------------------------------------
 
 
 class _Recorder(AgentMiddleware):
@@ -551,7 +563,7 @@ def test_before_hooks_run_in_list_order_after_hooks_in_reverse_wrap_hooks_nest_f
     ]
 
 
-# --- 7. What the order changes ---------------------------------------------------------------------
+# --- 6. What the order changes ---------------------------------------------------------------------
 
 
 class _LogResults(AgentMiddleware):
@@ -866,3 +878,79 @@ def test_model_retry_continue_ends_the_run_with_an_ai_message_after_the_last_att
         "AIMessage",
         "Model call failed after 3 attempts with TimeoutError: the model endpoint failed",
     )
+
+
+# --- 14. Deep dive: where the backoff waits -------------------------------------------------------
+def _failing_once(where):
+    @tool
+    def fetch_rate(currency: str) -> str:
+        """Fetch an exchange rate (each currency's first attempt fails)."""
+        where.append((currency, threading.get_ident()))
+        if [c for c, _ in where].count(currency) == 1:
+            raise ConnectionError("dropped")
+        return f"{currency}: 1.08"
+
+    @tool
+    async def afetch_rate(currency: str) -> str:
+        """Fetch an exchange rate (each currency's first attempt fails)."""
+        return fetch_rate.func(currency)
+
+    return fetch_rate, afetch_rate
+
+
+def _backing_off(rate_tool, delay=0.05):
+    calls = [{"name": rate_tool.name, "args": {"currency": c}} for c in ("EUR", "USD")]
+    return create_agent(ScriptedChatModel(script=[calls, tool_results_summary]), [rate_tool],
+                        middleware=[ToolRetryMiddleware(initial_delay=delay, jitter=False)])
+
+
+@lesson
+def test_under_invoke_the_backoff_is_time_sleep_on_the_worker_thread_that_runs_the_call(monkeypatch):
+    where, slept = [], []
+    real_sleep = tool_retry_module.time.sleep
+
+    def recording_sleep(seconds):
+        slept.append(threading.get_ident())
+        real_sleep(seconds)
+
+    monkeypatch.setattr(tool_retry_module.time, "sleep", recording_sleep)
+    fetch_rate, _ = _failing_once(where)
+    _backing_off(fetch_rate).invoke(ASK)
+    threads = {currency: {t for c, t in where if c == currency} for currency in ("EUR", "USD")}
+    assert len(where) == 4 and all(len(t) == 1 for t in threads.values())
+    assert threading.get_ident() not in threads["EUR"] | threads["USD"]
+    assert sorted(slept) == sorted(next(iter(t)) for t in threads.values())  # each slept on its own worker
+
+
+@lesson
+def test_under_invoke_a_call_backing_off_keeps_its_worker_so_a_bounded_pool_runs_the_next_call_after_it():
+    where = []
+    fetch_rate, _ = _failing_once(where)
+    _backing_off(fetch_rate).invoke(ASK, {"max_concurrency": 1})
+    first = where[0][0]
+    assert [c for c, _ in where] == [first, first] + [c for c, _ in where[2:]] and where[2][0] != first
+
+
+@lesson
+def test_under_ainvoke_the_backoff_awaits_asyncio_sleep_on_the_loop_thread_and_holds_no_thread(monkeypatch):
+    where, awaited = [], []
+    real_sleep = asyncio.sleep
+
+    async def recording_sleep(seconds, *args, **kwargs):
+        awaited.append(threading.get_ident())
+        return await real_sleep(seconds, *args, **kwargs)
+
+    def no_blocking_sleep(seconds):
+        raise AssertionError("time.sleep was called under ainvoke")
+
+    monkeypatch.setattr(tool_retry_module.asyncio, "sleep", recording_sleep)
+    monkeypatch.setattr(tool_retry_module.time, "sleep", no_blocking_sleep)
+    _, afetch_rate = _failing_once(where)
+
+    async def main():
+        await _backing_off(afetch_rate).ainvoke(ASK)
+        return threading.get_ident()
+
+    loop_thread = asyncio.run(main())
+    assert len(where) == 4 and {t for _, t in where} == {loop_thread}
+    assert loop_thread in awaited
