@@ -709,3 +709,33 @@ def test_with_the_adapters_errors_off_a_server_error_is_a_tool_exception_the_def
     with pytest.raises(ToolException, match="server error for Paris"):
         asyncio.run(ToolNode([_mcp_tool(handle_tool_errors=False)]).ainvoke(
             ask("query_server", {"city": "Paris"}), runtime=Runtime()))
+
+
+class _Approval(BaseModel):
+    approve: bool
+
+
+@tool("delete_file")
+def _asks_with_a_schema(path: str) -> str:
+    """Delete a file once a human approves (the answer must match a schema)."""
+    from langgraph.types import interrupt
+
+    return f"approve={interrupt({'path': path}, response_schema=_Approval).approve}"
+
+
+@pytest.mark.lesson(LESSON)
+@pytest.mark.parametrize("setting", ["default", "True"])
+def test_a_resume_value_that_fails_its_response_schema_is_never_answered(setting):
+    """The one ValidationError the default does not answer: it fails the run so the human can answer again."""
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import Command
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("tools", ToolNode([_asks_with_a_schema], handle_tool_errors=SETTINGS[setting]))
+    builder.add_edge(START, "tools")
+    graph = builder.compile(checkpointer=InMemorySaver())
+    thread = {"configurable": {"thread_id": "t"}}
+    assert "__interrupt__" in graph.invoke({"messages": ask("delete_file", {"path": "/x"})}, thread)
+    with pytest.raises(ValidationError):
+        graph.invoke(Command(resume={"approve": "maybe"}), thread)
+    assert graph.invoke(Command(resume={"approve": True}), thread)["messages"][-1].content == "approve=True"
