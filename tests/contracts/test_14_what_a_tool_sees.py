@@ -860,6 +860,13 @@ def test_an_item_per_call_keeps_every_visit_without_a_lock():
 
 
 @lesson
+def test_base_store_offers_get_put_delete_search_and_no_compare_and_set():
+    public = sorted(name for name in dir(BaseStore) if not name.startswith("_"))
+    assert public == ["abatch", "adelete", "aget", "alist_namespaces", "aput", "asearch", "batch", "delete",
+                      "get", "list_namespaces", "put", "search", "supports_ttl", "ttl_config"]
+
+
+@lesson
 def test_store_search_returns_at_most_ten_items_unless_given_a_limit():
     store = InMemoryStore()
     for n in range(12):
