@@ -302,10 +302,21 @@ def test_a_node_timeout_fails_the_whole_toolnode_step_under_ainvoke():
 
 @pytest.mark.lesson(LESSON)
 def test_a_node_timeout_is_refused_under_invoke_when_the_run_reaches_the_node():
-    graph = _tools_only(ToolNode([WEATHER]), timeout=0.5)
+    ran = []
+
+    def model(state):
+        ran.append("model")
+        return {"messages": [AIMessage(content="", tool_calls=[CALL])]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("model", model)
+    builder.add_node("tools", ToolNode([WEATHER]), timeout=0.5)
+    builder.add_edge(START, "model")
+    builder.add_edge("model", "tools")
+    graph = builder.compile()  # building accepts it
     with pytest.raises(ValueError, match="Node timeouts are only supported for async nodes"):
-        graph.invoke({"messages": [AIMessage(content="", tool_calls=[CALL])]},
-                     {"configurable": {"thread_id": "t"}})
+        graph.invoke({"messages": []})
+    assert ran == ["model"], "the step before the tools node had already run"
 
 
 @pytest.mark.lesson(LESSON)
