@@ -156,7 +156,7 @@ def test_the_node_is_reusable_across_event_loops():
 
 
 class NodeWideLimit(CustomAsyncToolNode):
-    """Lesson 02 §6's variant: one semaphore for every run, made in __init__."""
+    """Lesson 02's deep dive 7 variant: one semaphore for every run, made in __init__."""
 
     def __init__(self, tools, *, timeout=None, max_concurrency=None):
         super().__init__(tools, timeout=timeout, max_concurrency=max_concurrency)

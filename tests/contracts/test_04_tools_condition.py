@@ -246,6 +246,13 @@ def test_a_graph_inside_a_tool_gets_langchain_cores_25_even_inside_a_toolnode():
 
 
 @lesson
+def test_a_graph_run_through_its_own_batch_gets_langchain_cores_25():
+    with pytest.raises(GraphRecursionError, match="Recursion limit of 25 reached"):
+        thirty_steps().batch([{"n": 0}])
+    assert thirty_steps().batch([{"n": 0}], {"recursion_limit": 50}) == [{"n": 30}]
+
+
+@lesson
 def test_a_limit_on_the_outermost_call_reaches_the_graph_inside():
     from langchain_core.runnables import RunnableLambda
 
