@@ -538,7 +538,7 @@ def _question_lines(markdown: str, in_details: bool) -> tuple[int, bool]:
 
 def output_lines(outputs: list) -> int:
     """Lines a learner reads in a code cell's outputs: text as printed, an error's first 3 lines,
-    a figure as `OUTPUT_LINES_PER_FIGURE`."""
+    a figure (a plot, or a graph drawn as mermaid) as `OUTPUT_LINES_PER_FIGURE`."""
     lines = 0
     for output in outputs:
         kind = output.get("output_type")
@@ -546,7 +546,8 @@ def output_lines(outputs: list) -> int:
             lines += len(_text(output.get("text", "")).splitlines())
         elif kind in ("execute_result", "display_data"):
             data = output.get("data", {})
-            if any(key.startswith("image/") for key in data):
+            diagram = _text(data.get("text/markdown", "")).lstrip().startswith("```mermaid")
+            if diagram or any(key.startswith("image/") for key in data):
                 lines += OUTPUT_LINES_PER_FIGURE
             elif "text/plain" in data:
                 lines += len(_text(data["text/plain"]).splitlines())

@@ -166,7 +166,11 @@ def test_outputs_are_read_line_by_line_and_a_figure_as_a_few_lines():
     result = code_with("x", [{"output_type": "execute_result", "data": {"text/plain": ["1\n", "2"]}}])
     figure = code_with("plot()", [{"output_type": "display_data",
                                    "data": {"image/png": "...", "text/plain": "<Figure>"}}])
+    mermaid = "```mermaid\ngraph TD;\n" + "a-->b;\n" * 20 + "```"
+    diagram = code_with("show_graph(g)", [{"output_type": "execute_result",
+                                           "data": {"text/markdown": mermaid, "text/plain": mermaid}}])
     assert estimate_cells([printed, result, figure]).output_lines == 3 + 2 + course.OUTPUT_LINES_PER_FIGURE
+    assert estimate_cells([diagram]).output_lines == course.OUTPUT_LINES_PER_FIGURE
     read = extra([printed]) - extra([code("print(1)")])
     assert read == pytest.approx(3 * course.SECONDS_PER_OUTPUT_LINE / 60)
 
