@@ -395,8 +395,8 @@ def test_a_sync_twins_thread_keeps_the_runs_config_and_callbacks_only_in_a_copie
 # -- a node-wide cap (deep dive 7) --------------------------------------------------------------
 
 
-async def _cancel_a_waiter(enter, leave):
-    """One permit: hold it, cancel a second call while it waits, let go. Returns the waiter."""
+async def _cancel_a_waiter(enter, leave, waiting):
+    """One permit: hold it, cancel a second call once it waits (`waiting` is set), let go."""
     holding, let_go = asyncio.Event(), asyncio.Event()
 
     async def holder():
@@ -411,22 +411,32 @@ async def _cancel_a_waiter(enter, leave):
 
     held = asyncio.create_task(holder())
     await holding.wait()
-    waiting = asyncio.create_task(waiter())
-    await asyncio.sleep(0.2)  # the waiter's thread (if any) is blocked in acquire()
-    waiting.cancel()
-    await asyncio.gather(waiting, return_exceptions=True)
+    waiting.clear()
+    pending = asyncio.create_task(waiter())
+    while not waiting.is_set():  # driven by the waiter itself, not by a delay
+        await asyncio.sleep(0.005)
+    await asyncio.sleep(0)
+    pending.cancel()
+    await asyncio.gather(pending, return_exceptions=True)
     let_go.set()
     await held
 
 
 @pytest.mark.lesson(LESSON)
-@pytest.mark.timing
 def test_a_cancelled_to_thread_acquire_still_takes_the_permit_and_nobody_gives_it_back():
-    permits = threading.BoundedSemaphore(1)
+    permits, in_acquire, acquired = threading.BoundedSemaphore(1), threading.Event(), []
+
+    def blocking_acquire():
+        in_acquire.set()  # from here on the job runs: cancelling the task cannot stop it
+        permits.acquire()
+        acquired.append("permit")
 
     async def main():
-        await _cancel_a_waiter(lambda: asyncio.to_thread(permits.acquire), permits.release)
-        await asyncio.sleep(0.1)
+        await _cancel_a_waiter(lambda: asyncio.to_thread(blocking_acquire), permits.release, in_acquire)
+        deadline = time.monotonic() + 5
+        while len(acquired) < 2 and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        assert len(acquired) == 2, "the cancelled call's thread took the permit once the holder let go"
 
     asyncio.run(main())
     assert not permits.acquire(blocking=False), "the permit was lost"
@@ -434,10 +444,14 @@ def test_a_cancelled_to_thread_acquire_still_takes_the_permit_and_nobody_gives_i
 
 @pytest.mark.lesson(LESSON)
 def test_a_cancelled_wait_on_an_asyncio_semaphore_takes_no_permit():
-    permits = asyncio.Semaphore(1)
+    permits, waiting = asyncio.Semaphore(1), threading.Event()
+
+    async def enter():
+        waiting.set()
+        await permits.acquire()
 
     async def main():
-        await _cancel_a_waiter(permits.acquire, permits.release)
+        await _cancel_a_waiter(enter, permits.release, waiting)
         return permits.locked()
 
     assert asyncio.run(main()) is False
