@@ -23,7 +23,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import InjectedToolCallId, tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.graph import START, MessagesState, StateGraph
-from langgraph.prebuilt import ToolNode
+from langgraph.prebuilt import InjectedState, ToolNode
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -776,14 +776,22 @@ def test_an_injected_tool_call_id_under_another_name_a_lax_args_schema_leaves_ou
 
 
 @lesson
-def test_a_toolruntime_a_lax_args_schema_leaves_out_is_still_filled_in():
+def test_a_toolruntime_or_injected_state_a_lax_args_schema_leaves_out_is_still_filled_in():
     @tool(args_schema=Query)
     def with_runtime(query: str, runtime: ToolRuntime) -> str:
         """Look a query up."""
         return f"{query} for {runtime.tool_call_id}"
 
+    @tool(args_schema=Query)
+    def with_state(query: str, state: Annotated[dict, InjectedState]) -> str:
+        """Look a query up."""
+        return f"{query} with {len(state['messages'])} message(s)"
+
     (answer,) = _run([with_runtime], ("with_runtime", {"query": "lamp"}))
     assert answer.content == "lamp for call_0"
+    state_answer = ToolNode([with_state]).invoke({"messages": _ask(("with_state", {"query": "lamp"}))},
+                                                runtime=Runtime())["messages"][0]
+    assert state_answer.content == "lamp with 1 message(s)"
 
 
 PAGED = {"type": "object", "required": ["query"],
