@@ -23,8 +23,10 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import InjectedToolCallId, tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.graph import START, MessagesState, StateGraph
-from langgraph.prebuilt import InjectedState, ToolNode
+from langgraph.prebuilt import InjectedState, InjectedStore, ToolNode
 from langgraph.runtime import Runtime
+from langgraph.store.base import BaseStore
+from langgraph.store.memory import InMemoryStore
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from helpers.models import ScriptedChatModel, tool_results_summary
@@ -855,3 +857,24 @@ def test_a_dict_args_schema_never_fills_an_injected_tool_call_id(function, name)
     lookup = tool("lookup", args_schema=PAGED)(function)
     with pytest.raises(TypeError, match=f"missing 1 required positional argument: '{name}'"):
         _run([lookup], ("lookup", {"query": "lamp"}))
+
+
+def _store_kind(query: str, store: Annotated[BaseStore, InjectedStore()]) -> str:
+    """Report the store."""
+    return type(store).__name__
+
+
+def _message_count(query: str, state: Annotated[dict, InjectedState]) -> str:
+    """Report the state."""
+    return str(len(state["messages"]))
+
+
+@lesson
+@pytest.mark.parametrize("schema", [Query, PAGED], ids=["lax pydantic", "dict"])
+@pytest.mark.parametrize(("function", "expected"), [(_store_kind, "InMemoryStore"), (_message_count, "1")],
+                         ids=["InjectedStore", "InjectedState"])
+def test_an_injected_store_or_state_an_args_schema_leaves_out_is_still_filled_in(schema, function, expected):
+    injected = tool("injected", args_schema=schema)(function)
+    result = ToolNode([injected]).invoke({"messages": _ask(("injected", {"query": "lamp"}))},
+                                         runtime=Runtime(store=InMemoryStore()))
+    assert result["messages"][0].content == expected
