@@ -17,6 +17,7 @@ from langgraph.errors import InvalidUpdateError
 from langgraph.graph import START, StateGraph, add_messages
 from langgraph.prebuilt import InjectedState, ToolNode, tools_condition
 from langgraph.runtime import Runtime
+from langgraph.types import Command
 
 from helpers.returns import RETURN_KINDS, SEED_CALLS, MessagesModel, make_input, output_shape
 from helpers.seeds import SEED_000_RULE_ONE
@@ -404,8 +405,9 @@ def test_the_content_block_types_are_langchain_cores_fixed_set_used_by_both_step
 
 @lesson
 def test_toolnodes_content_rule_keeps_only_lists_of_typed_blocks():
-    from helpers.source import excerpt
     from langgraph.prebuilt.tool_node import msg_content_output
+
+    from helpers.source import excerpt
 
     source = excerpt(msg_content_output, start="if isinstance(output, str) or (", end="return str(output)")
     assert 'x.get("type") in TOOL_MESSAGE_BLOCK_TYPES' in str(source)
@@ -497,3 +499,108 @@ def test_inside_a_graph_a_list_of_tool_calls_reads_the_graphs_state():
     node = ToolNode([count_messages])
     graph = tools_only(WithAddMessages, lambda state: node.invoke(COUNTING_CALLS))
     assert graph.invoke({"messages": TWO_MESSAGES})["messages"][-1].content == "2 message(s)"
+
+
+# -- who sends the fifth kind: create_react_agent v2 only ------------------------------------------
+def tools_task_inputs(version: str | None) -> list[str]:
+    """What each `tools` task of a create_react_agent run receives, for one turn with two calls."""
+    import inspect
+    import warnings
+
+    from langgraph.prebuilt import create_react_agent
+    from langgraph.warnings import LangGraphDeprecatedSinceV10
+
+    from helpers.models import ScriptedChatModel
+
+    model = ScriptedChatModel(script=[[{"name": "foo", "args": {"x": 1, "y": 2}},
+                                       {"name": "bar", "args": {"x": 3, "y": 4}}], "done"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LangGraphDeprecatedSinceV10)
+        options = {} if version is None else {"version": version}
+        agent = create_react_agent(model, [foo, bar], **options)
+    assert inspect.signature(create_react_agent).parameters["version"].default == "v2"
+    kinds = []
+    for task in agent.stream({"messages": [HumanMessage("hi")]}, stream_mode="tasks"):
+        if task["name"] == "tools" and "input" in task:
+            payload = task["input"]
+            is_dict = isinstance(payload, dict)
+            kinds.append(payload.get("__type", "the state") if is_dict else type(payload).__name__)
+    return kinds
+
+
+@lesson
+@pytest.mark.parametrize("version", [None, "v2"], ids=["default", "v2"])
+def test_create_react_agent_sends_one_tool_call_with_context_per_call_under_its_default_v2(version):
+    assert tools_task_inputs(version) == ["tool_call_with_context", "tool_call_with_context"]
+
+
+@lesson
+def test_create_react_agent_v1_sends_the_state_once():
+    assert tools_task_inputs("v1") == ["the state"]
+
+
+# -- the ToolMessages step 2 leaves alone -----------------------------------------------------------
+@lesson
+@pytest.mark.parametrize("input_kind", ["list of messages", "dict"])
+def test_toolnode_leaves_the_content_of_a_toolmessage_inside_a_commands_update_alone(input_kind):
+    as_list = input_kind == "list of messages"
+
+    @tool
+    def in_update(city: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> Command:
+        """Answers inside a Command's update, with a list of strings as content."""
+        answer = ToolMessage([city, "London"], tool_call_id=tool_call_id)
+        return Command(update=[answer] if as_list else {"messages": [answer]})
+
+    message = AIMessage("", tool_calls=[paris_call(in_update)])
+    [command] = ToolNode([in_update]).invoke([message] if as_list else {"messages": [message]}, runtime=RT)
+    answer = command.update[0] if as_list else command.update["messages"][0]
+    assert answer.content == ["Paris", "London"]
+
+
+@lesson
+@pytest.mark.parametrize("path", ["invoke", "ainvoke"])
+def test_toolnode_leaves_the_content_of_a_toolmessage_an_interceptor_returns_alone(path):
+    import asyncio
+
+    def answers_itself(request, execute):
+        return ToolMessage(["Paris", "London"], tool_call_id=request.tool_call["id"], name="names")
+
+    async def answers_itself_async(request, execute):
+        return answers_itself(request, execute)
+
+    node = ToolNode([names], wrap_tool_call=answers_itself, awrap_tool_call=answers_itself_async)
+    message = [AIMessage("", tool_calls=[paris_call(names)])]
+    if path == "invoke":
+        [answer] = node.invoke(message, runtime=RT)
+    else:
+        [answer] = asyncio.run(node.ainvoke(message, runtime=RT))
+    assert answer.content == ["Paris", "London"]
+
+
+@lesson
+def test_toolnode_redoes_the_content_of_a_toolmessage_in_a_returned_list():
+    @tool
+    def listed(city: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> list:
+        """Returns a Command and its answer in a list; the answer's content is a list of strings."""
+        return [Command(goto="audit"), ToolMessage([city, "London"], tool_call_id=tool_call_id)]
+
+    out = ToolNode([listed]).invoke([AIMessage("", tool_calls=[paris_call(listed)])], runtime=RT)
+    assert out[1][0].content == '["Paris", "London"]'
+
+
+# -- lab 05's check question 1: a dict output and the state it goes into ----------------------------
+@lesson
+def test_a_list_of_tool_calls_output_is_accepted_by_a_dict_state():
+    graph = tools_only(WithAddMessages, lambda state: NODE.invoke(SEED_CALLS))
+    assert [type(m).__name__ for m in graph.invoke({"messages": [HumanMessage("hi")]})["messages"]] == [
+        "HumanMessage", "ToolMessage", "ToolMessage"]
+
+
+@lesson
+def test_a_list_of_tool_calls_output_into_a_message_list_state_is_a_value_error():
+    builder = StateGraph(Annotated[list[AnyMessage], add_messages])
+    builder.add_node("tools", lambda state: NODE.invoke(SEED_CALLS))
+    builder.add_edge(START, "tools")
+    with pytest.raises(ValueError, match="Message dict must contain 'role' and 'content' keys") as caught:
+        builder.compile().invoke([HumanMessage("hi")])
+    assert not isinstance(caught.value, InvalidUpdateError)
