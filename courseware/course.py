@@ -182,7 +182,8 @@ LESSONS: tuple[Lesson, ...] = (
     ),
     Lesson(
         16, 'notebooks/16_mock_interview.ipynb', 'Mock interview', None,
-        'the questions asked most (agents, approval, errors, concurrency), each verified live, '
+        'the questions asked most (agents, approval, errors, concurrency, streaming and stopping, '
+        'recovery, context, tool definitions), each verified live, '
         'with two-minute spoken answers',
     ),
     Lesson(
