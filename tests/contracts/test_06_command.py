@@ -200,7 +200,8 @@ def test_an_answer_inside_a_commands_list_update_is_not_counted_with_a_message_l
         return [Command(goto="audit"), Command(update=[answer("noted", tool_call_id)])]
 
     with pytest.raises(ValueError, match="returned a list with 0 messages bound to tool_call_id '001'"):
-        ToolNode([answer_in_update]).invoke([AIMessage("", tool_calls=[call("answer_in_update")])], runtime=RT)
+        message = AIMessage("", tool_calls=[call("answer_in_update")])
+        ToolNode([answer_in_update]).invoke([message], runtime=RT)
 
 
 @lesson
@@ -286,6 +287,29 @@ def test_a_list_mixing_a_node_name_and_a_send_is_not_merged_and_keeps_its_update
     assert output_shape(kept) == (
         "Command(graph=PARENT, update={'messages': [ToolMessage]}, goto=['A', Send('B')])"
     )
+
+
+@lesson
+def test_an_empty_goto_list_parent_command_is_merged_and_loses_its_update():
+    """all() of an empty list is true: `goto=[]` passes the merge test, so its update is dropped."""
+    [merged] = ToolNode([parent_tool("foo", [])]).invoke(as_dict(call("foo")), runtime=RT)
+    assert merged == Command(graph=Command.PARENT, goto=[])
+    assert output_shape(merged) == "Command(graph=PARENT)"
+
+
+@tool("foo")
+def parent_without_goto(x: int, y: int, tool_call_id: Annotated[str, InjectedToolCallId]) -> Command:
+    """Updates the parent graph, naming no node (goto left out)."""
+    return Command(graph=Command.PARENT, update={"messages": [answer(f"foo({x}, {y})", tool_call_id)],
+                                                  "counter": 1})
+
+
+@lesson
+def test_a_parent_command_without_goto_is_not_merged_and_keeps_its_update():
+    """Leaving goto out is not an empty list: Command's default goto is (), a tuple."""
+    assert Command().goto == ()
+    [kept] = ToolNode([parent_without_goto]).invoke(as_dict(call("foo")), runtime=RT)
+    assert output_shape(kept) == "Command(graph=PARENT, update={'messages': [ToolMessage], 'counter': int})"
 
 
 @lesson
@@ -437,6 +461,19 @@ def test_a_send_list_handoff_alone_in_its_batch_loses_its_update_and_its_answer(
     final = build_parent(FOO_BAR[:1], tools).invoke(START_STATE)
     assert outcome(final) == (["A", "B"], 0, ["call_0_0"])
     assert not [m for m in final["messages"] if isinstance(m, ToolMessage)]
+
+
+@lesson
+def test_an_empty_goto_list_handoff_alone_in_its_batch_runs_no_node_and_leaves_its_call_unanswered():
+    final = build_parent(FOO_BAR[:1], [parent_tool("foo", [], counter=1), bar]).invoke(START_STATE)
+    assert outcome(final) == ([], 0, ["call_0_0"])
+
+
+@lesson
+def test_a_parent_command_without_goto_alone_in_its_batch_updates_the_parent_and_answers_its_call():
+    final = build_parent(FOO_BAR[:1], [parent_without_goto, bar]).invoke(START_STATE)
+    assert outcome(final) == ([], 1, [])
+    assert [m.content for m in final["messages"] if isinstance(m, ToolMessage)] == ["foo(1, 2)"]
 
 
 @lesson
@@ -635,7 +672,8 @@ def test_create_react_agent_refuses_a_history_with_an_unanswered_call_before_the
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LangGraphDeprecatedSinceV10)
         agent = create_react_agent(ScriptedChatModel(script=[report, report]), [bar])
-    with pytest.raises(ValueError, match="^Found AIMessages with tool_calls that do not have a corresponding"):
+    refused = "^Found AIMessages with tool_calls that do not have a corresponding"
+    with pytest.raises(ValueError, match=refused):
         agent.invoke({"messages": DANGLING})
 
 
