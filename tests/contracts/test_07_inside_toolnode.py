@@ -187,6 +187,25 @@ def test_interrupts_propagate_even_when_every_error_is_handled():
     assert [i.value for i in result["__interrupt__"]] == ["ok?"]
 
 
+@lesson
+def test_interrupts_propagate_through_an_interceptor_when_every_error_is_handled():
+    """On the pinned 1.1.3, also through `wrap_tool_call` under `handle_tool_errors=True` (the
+    correction table's qualifier: on 1.0.8 and 1.0.13 that path turned the interrupt into an error
+    message)."""
+    @tool
+    def ask(q: str) -> str:
+        """Ask a human."""
+        return interrupt(q)
+
+    def passes_through(request, execute):
+        return execute(request)
+
+    node = ToolNode([ask], handle_tool_errors=True, wrap_tool_call=passes_through)
+    graph = one_node_graph(node, checkpointer=InMemorySaver())
+    result = graph.invoke({"messages": [ai(call("ask", "1", q="ok?"))]}, {"configurable": {"thread_id": "t"}})
+    assert [i.value for i in result["__interrupt__"]] == ["ok?"]
+
+
 # -- 2. injection -----------------------------------------------------------------------------------
 
 @dataclasses.dataclass
@@ -583,6 +602,34 @@ def test_without_max_concurrency_invoke_runs_pythons_default_pool_size_at_once()
 
     size = default_pool_size()
     assert _runs_at_once(size) == (True, size)
+
+
+POOL_SIZE_IN_A_CHILD = """
+import os, sys
+from concurrent.futures import ThreadPoolExecutor
+os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+usable = len(os.sched_getaffinity(0))
+print(os.cpu_count(), usable, ThreadPoolExecutor()._max_workers)
+"""
+
+
+@lesson
+def test_the_default_pool_size_counts_every_cpu_on_3_11_and_3_12_and_only_usable_ones_from_3_13():
+    """Lesson 07 section 1.2: min(32, os.cpu_count() + 4) on 3.11/3.12, whatever CPUs the process may
+    use; from 3.13 os.process_cpu_count() counts only those. A child process pinned to one CPU shows
+    which count the interpreter takes."""
+    import os
+    import subprocess
+    import sys
+
+    if not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs a platform that can pin a process to one of several CPUs")
+    out = subprocess.run([sys.executable, "-c", POOL_SIZE_IN_A_CHILD], capture_output=True, text=True,
+                         check=True).stdout
+    cpus, usable, size = map(int, out.split())
+    assert usable == 1 < cpus
+    counted = usable if sys.version_info >= (3, 13) else cpus
+    assert size == min(32, counted + 4)
 
 
 @lesson
