@@ -57,10 +57,14 @@ def test_lab05_q1_accepts_every_spelling_of_the_right_shapes(variant, capsys):
     ("variant", "phrases"),
     [
         ({"B": "[ToolMessage, ToolMessage]"}, ["its own input kind", "✘ B", "✔ A"]),
-        ({"D": "{'messages': [ToolMessage, ToolMessage]}"}, ["rule two", "✘ D"]),
+        (
+            {"D": "{'messages': [ToolMessage, ToolMessage]}"},
+            ["rule two (lesson 06", "✘ D", "lesson 06 § “1. Rule two: a Command makes the output a list”"],
+        ),
         (
             {"F": "[Command(graph=PARENT, update={'messages': [ToolMessage]}, goto=[Send('A'), Send('B')])]"},
-            ["updates DROPPED"],
+            ["updates DROPPED", "a LIST of Sends", "a bare Send or a tuple of Sends would be kept",
+             "lesson 06 § “4. Command.PARENT with Send: merged into one Command”"],
         ),
         ({"F": "[Command(graph=PARENT, goto=[Send('A'), Send('B'), Send('C')])]"}, ["no de-duplication"]),
         ({"E": "[Command(update=[ToolMessage]), {'messages': [ToolMessage]}]"}, ["rule two with list input"]),
@@ -139,7 +143,8 @@ def test_lab05_q2_accepts_any_mapping(mapping, capsys):
         ({"reserve": None}, ["you wrote the NoneType None", "always a str"]),
         ({"count_sights": 7}, ["you wrote the int 7", "always a str"]),
         ({"cities": "Versailles, Reims"}, ["not a list of content blocks"]),
-        ({"cities": "['Versailles', 'Reims']"}, ["json.dumps"]),
+        ({"cities": "['Versailles', 'Reims']"}, ["json.dumps", "langchain-core keeps a list of plain strings",
+                                                 "ToolNode's own step"]),
     ],
     ids=[
         "python-repr",
@@ -155,6 +160,25 @@ def test_lab05_q2_accepts_any_mapping(mapping, capsys):
 def test_lab05_q2_explains_each_wrong_content(variant, phrases):
     message = rejected(lab05.q2, {"CONTENTS": {**CONTENTS, **variant}}, *phrases)
     assert message.count("✘") == len(variant) and message.count("✔") == 4 - len(variant)
+
+
+def test_lab05_hints_name_who_encodes_what_and_only_a_list_of_sends_merges():
+    """q2's second hint: langchain-core JSON-encodes a dict, an int or None; a list of plain strings is
+    kept by langchain-core and JSON-encoded by ToolNode. q1's: only a goto that is a list of Sends."""
+    content_hint = lab05.q2.hints[1]
+    assert "anything that is not a str" not in content_hint
+    assert "langchain-core JSON-encodes a dict, an int or None" in content_hint
+    kept_then_encoded = "A list of plain strings it keeps as a list; ToolNode's own step then JSON-encodes it"
+    assert kept_then_encoded in content_hint
+    shape_hint = lab05.q1.hints[1]
+    assert "all-Send" not in shape_hint and "goto is a list of Sends" in shape_hint
+    assert "lesson 06's rules" in shape_hint
+
+
+def test_lab05_cases_d_to_f_link_the_lesson_that_teaches_their_rules():
+    assert set(lab05.WHY) | set(lab05.WHY_LATER) == set(lab05.CASES)
+    assert set(lab05.WHY_LATER) == {"D", "E", "F"}
+    assert "all Sends" not in lab05.WHY_LATER["F"][0] and "LIST of Sends" in lab05.WHY_LATER["F"][0]
 
 
 def test_lab05_checks_before_defining_twice_and_after_fixing(capsys):

@@ -2,6 +2,9 @@
 
 q1: `SHAPES`: for six input kind × tool return cases, the learner writes the shape ToolNode returns,
     in `helpers.returns.output_shape` notation (e.g. `{'messages': [ToolMessage, ToolMessage]}`).
+    Cases A–C need lesson 05's rules; D–F need two that lesson 06 teaches (rule two, and the merge of
+    `Command.PARENT` with a list of `Send`s), whose outputs lesson 05's closing table shows: the lab
+    says so up front, and their explanations link lesson 06.
 q2: `CONTENTS`: for four tools returning a dict, an int, None and a list, the exact `content` string
     of the ToolMessage.
 
@@ -28,6 +31,8 @@ from helpers.labs import Cases, CheckFailed, Exercise, fail, section
 from helpers.returns import RETURN_KINDS, make_input, output_shape
 
 LESSON = "05_return_types"
+LATER_LESSON = "06_command_and_parent"
+"""Where cases D–F's rules are taught (rule two, and the merge of Command.PARENT with a list of Sends)."""
 CONTENT_HEADING = "5. How return values become ToolMessage content"
 CASES: dict[str, tuple[str, str]] = {
     "A": ("list of messages", "plain values"),
@@ -55,21 +60,29 @@ WHY = {
         "{'messages': [...]}",
         "2. Rule one: list in, list out",
     ),
+}
+"""Cases A–C: lesson 05's rules → (why, the lesson 05 section that teaches it)."""
+WHY_LATER = {
     "D": (
-        "rule two: as soon as one tool returns a Command the output is a list — the Command as is, "
-        "each plain result wrapped in the input's form ({'messages': [msg]} for a dict)",
-        "6. The whole picture: a live table",
+        "rule two (lesson 06; lesson 05's table shows this row): as soon as one tool returns a Command "
+        "the output is a list — the Command as is, each plain result wrapped in the input's form "
+        "({'messages': [msg]} for a dict)",
+        "1. Rule two: a Command makes the output a list",
     ),
     "E": (
-        "rule two with list input: the Command stays as is and bar's plain result becomes [ToolMessage]",
-        "6. The whole picture: a live table",
+        "rule two with list input (lesson 06; lesson 05's table shows this row): the Command stays as "
+        "is and bar's plain result becomes [ToolMessage]",
+        "1. Rule two: a Command makes the output a list",
     ),
     "F": (
-        "PARENT Commands whose goto is all Sends are merged into ONE Command, appended last: the "
-        "Sends concatenated (B twice, no de-duplication) and the updates DROPPED",
-        "6. The whole picture: a live table",
+        "PARENT Commands whose goto is a LIST of Sends are merged into ONE Command, appended last: the "
+        "Sends concatenated (B twice, no de-duplication) and the updates DROPPED (a bare Send or a "
+        "tuple of Sends would be kept, update included)",
+        "4. `Command.PARENT` with `Send`: merged into one Command",
     ),
 }
+"""Cases D–F: rules lesson 06 teaches (lesson 05's closing table only shows their outputs) →
+(why, the lesson 06 section that teaches it)."""
 DETAILED = 3
 """Wrong predictions explained in full; later ones take one line each (the verdict fits one screen)."""
 TODO = "?"
@@ -214,7 +227,12 @@ def check_shapes(SHAPES: Any) -> str:  # noqa: N803 - the learner's constant
                 f"{label} — expected {real} (the why once the cases above pass)", expected="", observed=""
             )
             continue
-        why, heading = WHY[case]
+        if case in WHY:
+            why, heading = WHY[case]
+            where = section(LESSON, heading)
+        else:
+            why, later_heading = WHY_LATER[case]
+            where = section(LATER_LESSON, later_heading)
         if mine is None or (isinstance(mine, str) and not mine.strip()):
             why = f"{why} (ToolNode always returns something: a list or a dict)"
         elif not parses(mine):
@@ -227,9 +245,9 @@ def check_shapes(SHAPES: Any) -> str:  # noqa: N803 - the learner's constant
             expected=real,
             observed=f"{mine!r} (your prediction)",
             why=why,
-            where="" if heading in shown else section(LESSON, heading),
+            where="" if where in shown else where,
         )
-        shown.add(heading)
+        shown.add(where)
     return cases.result(f"all {len(CASES)} shapes predicted right — each checked against a real ToolNode.")
 
 
@@ -260,11 +278,12 @@ def make_content_tools() -> list[BaseTool]:
 
 
 CONTENT_WHY = {
-    "json": "a value that is not a str is serialised with json.dumps(..., ensure_ascii=False): "
+    "json": "a dict is not a str: langchain-core serialises it with json.dumps(..., ensure_ascii=False): "
     "double quotes, a space after ':' and ',', '°' kept as is",
-    "int": "an int is not a str: json.dumps(7) is '7' — a string",
+    "int": "an int is not a str: langchain-core's json.dumps(7) is '7' — a string",
     "none": "json.dumps(None) is 'null', not 'None' and not ''",
-    "list": "a list of plain strings is not a list of content blocks: it is serialised with json.dumps",
+    "list": "langchain-core keeps a list of plain strings as a list, but it is not a list of content "
+    "blocks, so ToolNode's own step serialises it with json.dumps(..., ensure_ascii=False)",
 }
 
 
@@ -318,9 +337,9 @@ q1 = Exercise(
         "Two rules decide. Rule one (no Command anywhere): a list of messages in → a bare list out; "
         "every other input → {'messages': [...]}. Rule two: one Command makes the whole output a list.",
         "Which input kinds count as 'list'? Only a list of messages: a list of ToolCall dicts is its own "
-        "kind and comes back as a dict. Under rule two each plain result is wrapped the way rule one would "
-        "wrap it alone. PARENT Commands with all-Send gotos merge into one Command, appended last, "
-        "updates dropped.",
+        "kind and comes back as a dict. Cases D-F are lesson 06's rules (lesson 05's table shows them): "
+        "under rule two each plain result is wrapped the way rule one would wrap it alone, and PARENT "
+        "Commands whose goto is a list of Sends merge into one Command, appended last, updates dropped.",
     ),
 )
 q2 = Exercise(
@@ -331,8 +350,9 @@ q2 = Exercise(
     (
         "Content is always a string here. Ask: is the return value already a str? If not, which "
         "function turns it into one?",
-        "langchain-core calls json.dumps(value, ensure_ascii=False) for anything that is not a str "
-        "(or a list of content blocks): so None becomes 'null', 7 becomes '7', and a dict keeps '°'.",
+        "Two steps. langchain-core JSON-encodes a dict, an int or None with json.dumps(value, "
+        "ensure_ascii=False): None becomes 'null', 7 becomes '7', a dict keeps '°'. A list of plain "
+        "strings it keeps as a list; ToolNode's own step then JSON-encodes it, as it is not content blocks.",
     ),
 )
 
