@@ -532,7 +532,7 @@ def test_toolnodes_injections_reach_a_tool_whose_plain_args_schema_leaves_them_o
 
 
 @lesson
-def test_an_injected_tool_call_id_the_args_schema_leaves_out_is_never_passed():
+def test_an_undeclared_injected_tool_call_id_under_another_name_crashes_the_run_with_type_error():
     with pytest.raises(TypeError, match="missing 1 required positional argument: 'injected'"):
         _through_toolnode(_schema_tool("call_id", declared=False))
 
