@@ -299,6 +299,11 @@ def no_goto_quiet(state):
     return Command(graph=Command.PARENT, update={"messages": answers}) if nodes else {}
 
 
+def empty_goto(state):  # a node's goto=[]: only the update arrives, no node runs
+    answers, nodes = answers_and_nodes(state)
+    return Command(graph=Command.PARENT, goto=[], update={"messages": answers}) if nodes else {}
+
+
 def string_goto(state):
     answers, nodes = answers_and_nodes(state)
     return Command(graph=Command.PARENT, goto=nodes[0], update={"messages": answers}) if nodes else {}
@@ -351,6 +356,15 @@ def route_from_the_tool(nodes: list[str], tool_call_id: Annotated[str, InjectedT
     return Command(graph=Command.PARENT, goto=[Send(n, None) for n in nodes], update={"messages": [answer]})
 
 
+@tool("route_to")
+def route_nowhere_from_the_tool(
+    nodes: list[str], tool_call_id: Annotated[str, InjectedToolCallId]
+) -> Command:
+    """Ask the parent graph to run these nodes (but name none: goto=[])."""
+    answer = ToolMessage("handing over", tool_call_id=tool_call_id)
+    return Command(graph=Command.PARENT, goto=[], update={"messages": [answer]})
+
+
 @pytest.mark.parametrize(
     ("route_to", "build_team", "phrases"),
     [
@@ -370,7 +384,22 @@ def route_from_the_tool(nodes: list[str], tool_call_id: Annotated[str, InjectedT
             ["a second turn in the same thread", "the nodes of the previous turn ran", "LAST AIMessage"],
         ),
         (ROUTE_TO, team(only_route_answers), ["tool calls left unanswered", "(lookup_weather)"]),
-        (route_from_the_tool, team(), ["tool calls left unanswered", "(route_to)"]),
+        (
+            route_from_the_tool,
+            team(),
+            ["tool calls left unanswered", "(route_to)", "a list of Sends, ToolNode's merge drops even that",
+             "hand off once from a node of your own"],
+        ),
+        (
+            ROUTE_TO,
+            team(empty_goto),
+            ["no parent node ran", "(or with `goto=[]`) only updates the parent's state"],
+        ),
+        (
+            route_nowhere_from_the_tool,
+            team(),
+            ["no parent node ran", "from a tool, `goto=[]` is even merged by ToolNode", "its update is lost"],
+        ),
     ],
     ids=[
         "writes-visited",
@@ -382,11 +411,27 @@ def route_from_the_tool(nodes: list[str], tool_call_id: Annotated[str, InjectedT
         "first-ai-message",
         "drops-the-lookup",
         "parent-command-from-the-tool",
+        "empty-goto-from-a-node",
+        "empty-goto-from-the-tool",
     ],
 )
 def test_lab06_rejects_what_does_not_really_hand_off(route_to, build_team, phrases):
     message = rejected(lab06.q1, {"route_to": route_to, "build_team": build_team}, *phrases)
     assert "✘" in message and "of 5 cases failed" in message
+
+
+def test_lab06_texts_say_only_a_list_of_sends_from_a_tool_loses_its_update():
+    """The lab's own words: the merge takes a tool's goto that is a list of Sends (or []), not any
+    PARENT + Send Command, and the unused, stale heading constant is gone."""
+    import inspect
+
+    source = inspect.getsource(lab06)
+    assert "merge of PARENT + Send Commands drops" not in source
+    assert not hasattr(lab06, "REAL_PARENT")
+    solution = nbformat.read(SOLUTIONS / "06_hand_off_to_parent.ipynb", as_version=4)
+    text = "\n".join(cell.source for cell in solution.cells if cell.cell_type == "markdown")
+    assert "moves control, never data" not in text and "drops every update" not in text
+    assert "Lesson 06 (§4 and §5)" in text
 
 
 def test_lab06_hard_coding_fails_whatever_the_random_draw():

@@ -52,7 +52,6 @@ NODES = ("A", "B", "C", "D")
 HAND_OFF = "A hand-off that keeps the history valid"
 STRING_GOTO = "With other calls in the batch, neither form is safe"
 MERGED = "4. `Command.PARENT` with `Send`: merged into one Command"
-REAL_PARENT = "6. In a real parent graph"
 
 
 class ParentState(TypedDict):
@@ -241,9 +240,11 @@ def _nodes_problem(
         )
     elif missing and not seen:
         why = (
-            "no parent node ran: the team ended without handing off, or its Command had no `goto` — a "
-            "`Command(graph=Command.PARENT, update=...)` without `goto` (or with `goto=[]`) only updates the "
-            "parent's state; name the nodes: `goto=[Send(node, ...) for each node]` or a list of node names"
+            "no parent node ran: the team ended without handing off, or its Command named no node — from a "
+            "node of your own, a `Command(graph=Command.PARENT, update=...)` without `goto` (or with "
+            "`goto=[]`) only updates the parent's state; from a tool, `goto=[]` is even merged by ToolNode "
+            "like a list of Sends, and its update is lost. Name the nodes: `goto=[Send(node, ...) for each "
+            "node]` or a list of node names"
         )
     elif missing and len(route_calls) > 1 and set(seen) == set(route_calls[0]["args"]["nodes"]):
         why = (
@@ -390,8 +391,10 @@ def _play(
                 expected="every tool call of the parent's AIMessage answered by a ToolMessage in the "
                 "parent's state (a chat API rejects the next request otherwise)",
                 observed="unanswered: " + ", ".join(f"{i} ({ids[i]})" for i in dangling),
-                why="only a PARENT Command's own update reaches the parent (and ToolNode's merge of PARENT + "
-                "Send Commands drops even that); the other calls' ToolMessages stay behind in the subgraph",
+                why="only the first PARENT Command a node produces reaches the parent, with at most its own "
+                "update (from a tool whose goto is a list of Sends, ToolNode's merge drops even that); the "
+                "other calls' ToolMessages stay behind in the subgraph — answer every call first, then hand "
+                "off once from a node of your own that carries every answer",
                 where=section(LESSON, STRING_GOTO),
             )
         for call in asked_message.tool_calls:
@@ -460,8 +463,9 @@ q1 = Exercise(
     ("route_to", "build_team"),
     check_hand_off,
     (
-        "A PARENT Command leaves the subgraph at once and takes only its own update with it. So: answer "
-        "every call first, then hand off once, carrying the answers.",
+        "A PARENT Command leaves the subgraph at once and takes at most its own update with it (a tool's "
+        "goto that is a list of Sends loses even that). So: answer every call first, then hand off once, "
+        "carrying the answers.",
         "Let `route_to` return a plain string, so ToolNode answers every call normally. After the ToolNode, "
         "add a node that reads the LAST AIMessage's calls, collects the ToolMessages answering them, and "
         "returns `Command(graph=Command.PARENT, goto=[Send(n, None) for each requested node], "
