@@ -477,6 +477,18 @@ def test_a_parent_command_without_goto_alone_in_its_batch_updates_the_parent_and
 
 
 @lesson
+def test_an_empty_goto_list_handoff_with_a_sibling_leaves_every_call_unanswered():
+    final = build_parent(FOO_BAR, [parent_tool("foo", [], counter=1), bar]).invoke(START_STATE)
+    assert outcome(final) == ([], 0, ["call_0_0", "call_0_1"])
+
+
+@lesson
+def test_a_parent_command_without_goto_with_a_sibling_loses_the_siblings_answer():
+    final = build_parent(FOO_BAR, [parent_without_goto, bar]).invoke(START_STATE)
+    assert outcome(final) == ([], 1, ["call_0_1"])
+
+
+@lesson
 def test_a_send_list_handoff_with_a_sibling_leaves_every_call_unanswered():
     tools = [parent_tool("foo", [Send("A", None)], counter=1), bar]
     final = build_parent(FOO_BAR, tools).invoke(START_STATE)
