@@ -81,6 +81,9 @@ def parent_unanswered(goto, with_sibling):
     ("a Send list, beside a call", [Send("A", None)], True, ["call_0_0", "call_0_1"]),
     ("a string goto, alone", "A", False, []),
     ("a string goto, beside a call", "A", True, ["call_0_1"]),
+    ("a bare Send, alone", Send("A", None), False, []),
+    ("a bare Send, beside a call", Send("A", None), True, ["call_0_1"]),
+    ("a tuple of Sends, alone", (Send("A", None),), False, []),
 ])
 def test_which_calls_a_parent_hand_off_leaves_unanswered_in_the_parent(form, goto, with_sibling, unanswered):
     assert parent_unanswered(goto, with_sibling) == (["A"], unanswered), form
@@ -185,6 +188,25 @@ def test_a_config_max_concurrency_of_one_breaks_a_barrier_of_three():
     builder.add_edge(START, "tools")
     with pytest.raises(threading.BrokenBarrierError):
         builder.compile().invoke({"messages": [tool_calls_message(trio)]}, config={"max_concurrency": 1})
+
+
+@drill_bank
+def test_drill_11_a_nested_max_concurrency_is_ignored_and_toolnode_invoke_refuses_the_keyword():
+    barrier = threading.Barrier(3, timeout=1)
+
+    def meet(x: int) -> str:
+        barrier.wait()
+        return "met"
+
+    trio = [StructuredTool.from_function(meet, name=f"meet{i}", description="Meet.") for i in range(3)]
+    builder = StateGraph(MessagesState)
+    builder.add_node("tools", ToolNode(trio))
+    builder.add_edge(START, "tools")
+    request = {"messages": [tool_calls_message(trio)]}
+    nested = builder.compile().invoke(request, config={"configurable": {"max_concurrency": 1}})
+    assert [m.content for m in nested["messages"][1:]] == ["met"] * 3
+    with pytest.raises(TypeError, match="unexpected keyword argument 'max_concurrency'"):
+        ToolNode(trio).invoke(request, max_concurrency=1, runtime=RT)
 
 
 @drill_bank
@@ -926,7 +948,7 @@ def test_drill_55_three_agent_runs_one_failing_under_gather_return_exceptions_an
 def test_drill_56_a_node_timeout_is_refused_under_sync_invoke_and_raises_node_timeout_error_under_ainvoke():
     from langgraph.errors import NodeTimeoutError
 
-    paid, noted = [], []
+    paid, billed = [], []
 
     @tool
     def take_payment(amount: int) -> str:
@@ -934,23 +956,35 @@ def test_drill_56_a_node_timeout_is_refused_under_sync_invoke_and_raises_node_ti
         paid.append(amount)
         return f"charged {amount}"
 
+    model = ScriptedChatModel(script=[[{"name": "take_payment", "args": {"amount": 1}}], "paid"])
+    llm = model.bind_tools([take_payment])
+
+    def priced_llm(state):
+        billed.append("model call")
+        return {"messages": [llm.invoke(state["messages"])]}
+
     builder = StateGraph(MessagesState)
-    builder.add_node("note", lambda state: noted.append("turn noted") or {})
+    builder.add_node("llm", priced_llm)
     builder.add_node("tools", ToolNode([take_payment]), timeout=1.0)
-    builder.add_edge(START, "note")
-    builder.add_edge("note", "tools")
-    graph = builder.compile()  # ToolNode is an async node: the graph compiles
-    call = {"messages": [tool_calls_message([("take_payment", {"amount": 1})])]}
+    builder.add_edge(START, "llm")
+    builder.add_conditional_edges("llm", tools_condition)
+    builder.add_edge("tools", "llm")
+    graph = builder.compile(checkpointer=InMemorySaver())  # ToolNode is an async node: the graph compiles
+    thread = {"configurable": {"thread_id": "timed"}}
     with pytest.raises(ValueError, match="only supported for async nodes"):
-        graph.invoke(call)
-    assert noted == ["turn noted"] and paid == []  # refused at the tools step, after `note` ran
+        graph.invoke({"messages": [HumanMessage("Charge 1")]}, thread)
+    assert billed == ["model call"] and paid == []  # refused at the tools step, after the model ran
+    waiting = graph.get_state(thread)
+    assert waiting.next == ("tools",) and unanswered_tool_calls(waiting.values["messages"]) == ["call_0_0"]
+    with pytest.raises(ValueError, match="only supported for async nodes"):
+        graph.invoke(None, thread)  # the same refusal on every sync resume
+    assert asyncio.run(graph.ainvoke(None, thread))["messages"][-1].content == "paid" and paid == [1]
 
     plain_node = StateGraph(MessagesState)
     plain_node.add_node("note", lambda state: {}, timeout=1.0)
     plain_node.add_edge(START, "note")
     with pytest.raises(ValueError, match="Node 'note' is sync"):
         plain_node.compile()  # a plain def node: refused before anything runs
-    assert asyncio.run(graph.ainvoke(call))["messages"][-1].content == "charged 1" and paid == [1]
 
     hung = []
 
