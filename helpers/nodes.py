@@ -26,8 +26,10 @@ class CustomAsyncToolNode:
     Only the node's own deadline produces the "took longer than" message: a `TimeoutError` the
     tool raises itself (an HTTP client's read timeout) is reported like any other tool error.
     LangGraph's control flow is not an error and passes through, as in ToolNode: an `interrupt()`
-    (`GraphInterrupt`), a `Command(graph=Command.PARENT)` (`ParentCommand`) — every
+    (`GraphInterrupt`), a `ParentCommand` raised by a graph run inside a tool — every
     `GraphBubbleUp` — and a resume value that fails its interrupt's `response_schema`.
+    A `Command` a tool *returns* is not handled: like any result it becomes the ToolMessage's text
+    (`str(result)`), so its update or hand-off is lost; give such tools to ToolNode (lesson 06).
 
     Args:
         tools: the tools a model may call, looked up by their `name`.

@@ -5,16 +5,18 @@ from __future__ import annotations
 import ast
 import asyncio
 import inspect
+import operator
 import textwrap
 from pathlib import Path
+from typing import Annotated, TypedDict
 
 import nbformat
 import pytest
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 from langchain_core.tools import StructuredTool, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.errors import GraphInterrupt, ParentCommand
-from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.graph import END, START, MessagesState, StateGraph, add_messages
 from langgraph.types import Command, Interrupt, interrupt
 from pydantic import BaseModel, ValidationError
 
@@ -277,3 +279,29 @@ def test_langgraphs_control_flow_exceptions_pass_through_the_node(signal):
     node = CustomAsyncToolNode([StructuredTool.from_function(coroutine=hand_off)])
     with pytest.raises(type(signal)):
         run(node, tool_calls_message([("hand_off", {"city": "Paris"})]))
+
+
+class _Parent(TypedDict):
+    messages: Annotated[list[AnyMessage], add_messages]
+    visited: Annotated[list[str], operator.add]
+
+
+def test_a_returned_command_is_not_handled_it_becomes_text_and_the_hand_off_is_lost():
+    """The documented limit (lesson 02, section 5): only a raised ParentCommand passes through."""
+    @tool
+    async def hand_off(to: str) -> Command:
+        """Hand the work to a worker of the parent graph."""
+        return Command(graph=Command.PARENT, goto=to)
+
+    sub = StateGraph(MessagesState)
+    sub.add_node("tools", CustomAsyncToolNode([hand_off]))
+    sub.add_edge(START, "tools")
+    parent = StateGraph(_Parent)
+    parent.add_node("agent", sub.compile())
+    parent.add_node("A", lambda state: {"visited": ["A"]})
+    parent.add_edge(START, "agent")
+    call = tool_calls_message([("hand_off", {"to": "A"})])
+    out = asyncio.run(parent.compile().ainvoke({"messages": [call], "visited": []}))
+    assert out["visited"] == [], "the parent never hears of the hand-off"
+    answer = out["messages"][-1]
+    assert (answer.status, answer.content) == ("success", "Command(graph='__parent__', goto='A')")

@@ -17,7 +17,7 @@ from langgraph.errors import GraphBubbleUp, GraphInterrupt, NodeTimeoutError, Pa
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 from langgraph.runtime import Runtime
-from langgraph.types import Command, interrupt
+from langgraph.types import Command, Send, interrupt
 from pydantic import BaseModel, ValidationError
 
 LESSON = "02_custom_async_tool_node"
@@ -43,6 +43,15 @@ def test_a_tool_call_is_name_args_id_and_type():
 def test_tool_message_without_tool_call_id_raises_key_error():
     with pytest.raises(KeyError, match="tool_call_id"):
         ToolMessage(content="Paris: sunny, 25 °C")
+
+
+@pytest.mark.lesson(LESSON)
+def test_tool_messages_before_validator_indexes_tool_call_id_before_the_required_field_check():
+    validator = ToolMessage.__pydantic_decorators__.model_validators["coerce_args"]
+    assert validator.info.mode == "before"
+    with pytest.raises(KeyError) as missing:  # not pydantic's "Field required": that check never ran
+        ToolMessage.model_validate({"content": "Paris: sunny, 25 °C"})
+    assert not isinstance(missing.value, ValidationError)
 
 
 @pytest.mark.lesson(LESSON)
@@ -195,6 +204,23 @@ def test_a_semaphore_binds_to_the_first_loop_that_waits_on_it_not_where_it_is_ma
         asyncio.run(contend())
 
 
+@pytest.mark.lesson(LESSON)
+def test_a_bound_semaphore_works_on_another_loop_until_a_call_there_has_to_wait():
+    limit = asyncio.Semaphore(2)
+
+    async def use():
+        async with limit:
+            await asyncio.sleep(0.01)
+
+    async def calls(n):
+        await asyncio.gather(*(use() for _ in range(n)))
+
+    asyncio.run(calls(4))  # two of four calls waited: bound to this loop
+    asyncio.run(calls(2))  # another loop, two calls on two permits: nobody waits, no error
+    with pytest.raises(RuntimeError, match="is bound to a different event loop"):
+        asyncio.run(calls(4))  # another loop, and a call has to wait
+
+
 # -- LangGraph's control flow travels as exceptions (§4, change 4; §5) -------------------------
 
 
@@ -269,7 +295,50 @@ def test_toolnode_re_raises_a_resume_value_the_interrupts_schema_refused():
     assert asyncio.run(main())["messages"][-1].content == "deleted"
 
 
-# -- LangGraph's own timeouts bound a whole node or step (§4; deep dive 6) ---------------------
+@pytest.mark.lesson(LESSON)
+def test_a_tool_that_returns_a_command_hands_it_back_from_ainvoke_as_a_plain_value():
+    """Nothing is raised: a node must look at the result to see the hand-off (ToolNode does)."""
+    async def hand_off(to: str) -> Command:
+        """Hand the work to a worker of the parent graph."""
+        return Command(graph=Command.PARENT, goto=to)
+
+    result = asyncio.run(StructuredTool.from_function(coroutine=hand_off).ainvoke({"to": "A"}))
+    assert isinstance(result, Command) and result.graph == Command.PARENT and result.goto == "A"
+    assert str(result) == "Command(graph='__parent__', goto='A')"
+
+
+@pytest.mark.lesson(LESSON)
+def test_resuming_runs_the_hand_built_node_from_its_start_so_every_call_of_the_batch_runs_again():
+    from helpers.nodes import CustomAsyncToolNode
+
+    runs = []
+
+    async def check_weather(city: str) -> str:
+        """Look up the weather (counts its runs)."""
+        runs.append(city)
+        return f"{city}: sunny"
+
+    builder = StateGraph(MessagesState)
+    weather = StructuredTool.from_function(coroutine=check_weather)
+    builder.add_node("tools", CustomAsyncToolNode([ASK_FIRST, weather]))
+    builder.add_edge(START, "tools")
+    graph = builder.compile(checkpointer=InMemorySaver())
+    thread = {"configurable": {"thread_id": "t"}}
+    weather_call = {"name": "check_weather", "args": {"city": "Paris"}, "id": "call-weather",
+                    "type": "tool_call"}
+    batch = AIMessage(content="", tool_calls=[DELETE_CALL, weather_call])
+
+    async def main():
+        paused = await graph.ainvoke({"messages": [batch]}, thread)
+        assert [m.type for m in paused["messages"]] == ["ai"], "the sibling's answer is not kept"
+        return await graph.ainvoke(Command(resume="yes"), thread)
+
+    resumed = asyncio.run(main())
+    assert [m.content for m in resumed["messages"][1:]] == ["deleted", "Paris: sunny"]
+    assert runs == ["Paris", "Paris"], "the sibling ran in the paused run and again on resume"
+
+
+# -- LangGraph's own timeouts bound one task or one step (§4; deep dive 6) ---------------------
 
 
 async def _hang(city: str) -> str:
@@ -298,6 +367,53 @@ def test_a_node_timeout_fails_the_whole_toolnode_step_under_ainvoke():
     assert (timed_out.value.kind, timed_out.value.timeout) == ("run", 0.5)
     saved = [m.type for m in graph.get_state(thread).values["messages"]]
     assert saved == ["ai"], "the weather's answer is lost"
+
+
+def _model_then_tools(calls, *, per_call, **options):
+    """A model node asking for `calls`, then a ToolNode: fed the state, or one Send per call."""
+    builder = StateGraph(MessagesState)
+    builder.add_node("model", lambda state: {"messages": [AIMessage(content="", tool_calls=calls)]})
+    builder.add_node("tools", ToolNode([StructuredTool.from_function(coroutine=_hang), WEATHER]), **options)
+    builder.add_edge(START, "model")
+    if per_call:
+        builder.add_conditional_edges("model", lambda state: [Send("tools", [c]) for c in calls], ["tools"])
+    else:
+        builder.add_edge("model", "tools")
+    return builder.compile(checkpointer=InMemorySaver())
+
+
+@pytest.mark.lesson(LESSON)
+@pytest.mark.timing
+@pytest.mark.parametrize(("per_call", "saved"), [(False, ["ai"]), (True, ["ai", "tool"])],
+                         ids=["one-task-for-the-batch", "one-send-per-call"])
+def test_a_node_timeout_bounds_one_task_so_under_a_send_per_call_the_finished_answer_is_kept(per_call, saved):
+    graph = _model_then_tools([HANG_CALL, CALL], per_call=per_call, timeout=0.5)
+    thread = {"configurable": {"thread_id": "t"}}
+    with pytest.raises(NodeTimeoutError):
+        asyncio.run(graph.ainvoke({"messages": []}, thread))
+    assert [m.type for m in graph.get_state(thread).values["messages"]] == saved
+
+
+@pytest.mark.lesson(LESSON)
+@pytest.mark.timing
+@pytest.mark.parametrize(("per_call", "saved"), [(False, ["ai"]), (True, ["ai", "tool"])],
+                         ids=["one-task-for-the-batch", "one-send-per-call"])
+def test_a_step_timeout_keeps_what_finished_tasks_wrote(per_call, saved):
+    graph = _model_then_tools([HANG_CALL, CALL], per_call=per_call)
+    graph.step_timeout = 0.5
+    thread = {"configurable": {"thread_id": "t"}}
+    with pytest.raises(TimeoutError):
+        asyncio.run(graph.ainvoke({"messages": []}, thread))
+    assert [m.type for m in graph.get_state(thread).values["messages"]] == saved
+
+
+@pytest.mark.lesson(LESSON)
+def test_a_plain_def_node_with_a_timeout_is_refused_at_compile():
+    builder = StateGraph(MessagesState)
+    builder.add_node("tools", lambda state: {"messages": []}, timeout=0.5)  # add_node accepts it
+    builder.add_edge(START, "tools")
+    with pytest.raises(ValueError, match="Node timeouts are only supported for async nodes"):
+        builder.compile()
 
 
 @pytest.mark.lesson(LESSON)
@@ -459,8 +575,9 @@ def test_a_cancelled_wait_on_an_asyncio_semaphore_takes_no_permit():
 
 @pytest.mark.lesson(LESSON)
 @pytest.mark.timing
-def test_calls_waiting_in_to_thread_acquire_can_hold_every_thread_of_the_loops_pool():
-    """More waiters than pool threads: the permit holders' sync work never gets a thread."""
+@pytest.mark.parametrize(("waiting", "outcome"), [(1, "finished"), (2, "stuck")])
+def test_calls_waiting_in_to_thread_acquire_can_hold_every_thread_of_the_loops_pool(waiting, outcome):
+    """As many waiters as pool threads: the permit holder's sync work never gets a thread."""
     permits, pool_size = threading.BoundedSemaphore(1), 2
     verdict = Future()
 
@@ -475,16 +592,16 @@ def test_calls_waiting_in_to_thread_acquire_can_hold_every_thread_of_the_loops_p
         asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(pool_size))
         try:
             async with asyncio.timeout(1.0):
-                await asyncio.gather(*(one() for _ in range(pool_size + 2)))
+                await asyncio.gather(*(one() for _ in range(1 + waiting)))  # one holds the permit
             verdict.set_result("finished")
         except TimeoutError:
             verdict.set_result("stuck")
 
     with ThreadPoolExecutor(max_workers=1) as worker:
         closed = worker.submit(asyncio.run, main())
-        outcome = verdict.result(timeout=30)
+        verdict.result(timeout=30)
         while not closed.done():  # free the blocked threads so the loop can close
             with contextlib.suppress(ValueError):
                 permits.release()
             time.sleep(0.01)
-    assert outcome == "stuck"
+    assert verdict.result() == outcome
