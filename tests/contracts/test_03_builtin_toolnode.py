@@ -277,6 +277,23 @@ def test_graph_ainvoke_and_stream_ignore_the_max_concurrency_keyword(how):
 
 
 @pytest.mark.lesson(LESSON)
+@pytest.mark.parametrize("how", ["invoke", "ainvoke"])
+def test_a_standalone_toolnode_refuses_a_max_concurrency_keyword(how):
+    """Unlike a compiled graph, `ToolNode.invoke` / `ainvoke` pass the keyword on to `_func` / `_afunc`,
+    which take no such parameter: a TypeError before any tool runs."""
+    recorder = CallRecorder()
+    node, request = timed(2, "sync", recorder)
+    private = "_func" if how == "invoke" else "_afunc"
+    refused = rf"ToolNode\.{private}\(\) got an unexpected keyword argument 'max_concurrency'"
+    with pytest.raises(TypeError, match=refused):
+        if how == "invoke":
+            node.invoke(request, runtime=Runtime(), max_concurrency=2)
+        else:
+            asyncio.run(node.ainvoke(request, runtime=Runtime(), max_concurrency=2))
+    assert recorder.calls == []
+
+
+@pytest.mark.lesson(LESSON)
 @pytest.mark.parametrize("how", ["invoke", "ainvoke", "stream"])
 def test_graph_accepts_any_unknown_keyword_without_a_warning(how):
     node, request = timed(1, "sync", CallRecorder())
@@ -370,6 +387,35 @@ def test_a_blocking_async_def_tool_serialises_ainvoke():
     node, request = timed(3, "blocking", recorder)
     asyncio.run(node.ainvoke(request, runtime=Runtime()))
     assert recorder.max_in_flight() == 1
+
+
+@pytest.mark.lesson(LESSON)
+def test_a_blocking_async_def_tool_holds_the_loop_but_sync_tools_already_in_threads_keep_running():
+    """Driven by events: each sync call works only once the blocking tool holds the loop, and the
+    blocking tool (never awaiting) holds it until both sync calls have finished in their threads."""
+    loop_held, finished = threading.Event(), []
+
+    @tool
+    def lookup_in_thread(city: str) -> str:
+        """A plain def: ToolNode runs it in a thread."""
+        loop_held.wait(5)
+        finished.append(city)
+        return city
+
+    @tool
+    async def blocking_lookup(city: str) -> str:
+        """An async def that never awaits."""
+        loop_held.set()
+        give_up = time.perf_counter() + 5
+        while len(finished) < 2 and time.perf_counter() < give_up:
+            time.sleep(0.01)
+        return f"{len(finished)} finished while the loop was held"
+
+    calls = [("lookup_in_thread", {"city": "Paris"}), ("lookup_in_thread", {"city": "Rome"}),
+             ("blocking_lookup", {"city": "Oslo"})]
+    out = asyncio.run(ToolNode([lookup_in_thread, blocking_lookup]).ainvoke(
+        [tool_calls_message(calls)], runtime=Runtime()))
+    assert [m.content for m in out] == ["Paris", "Rome", "2 finished while the loop was held"]
 
 
 @pytest.mark.lesson(LESSON)
@@ -502,6 +548,8 @@ def _failing_batch(sync, recorder, delay):
 
 @pytest.mark.lesson(LESSON)
 def test_sync_path_raises_only_after_every_sibling_finished():
+    """Every call here has a thread (three calls, a default pool of at least five): the pool waits for
+    the calls already running. Calls still queued for a thread never run (the next test)."""
     recorder = CallRecorder()
     node, request = _failing_batch(True, recorder, 0.2)
     with pytest.raises(ConnectionError):
@@ -512,6 +560,22 @@ def test_sync_path_raises_only_after_every_sibling_finished():
         "lookup_traffic",
         "lookup_weather",
     ]
+
+
+@pytest.mark.lesson(LESSON)
+@pytest.mark.timing  # the call the freed thread takes (if any) runs 0.6 s: the cancel lands meanwhile
+def test_sync_path_cancels_the_calls_still_queued_when_a_call_fails():
+    """One thread, the failing call first: the error reaches `executor.map`, which cancels every call
+    still queued. The freed thread may take the next call before that (a race it usually wins); the
+    calls behind it never run."""
+    recorder = CallRecorder()
+    behind = make_timed_tools(3, 0.6, kind="sync", recorder=recorder)
+    node = ToolNode([make_failing_tool(delay=0.05, sync=True), *behind])
+    request = [tool_calls_message([("lookup_traffic", {"city": "Paris"}), *behind])]
+    with pytest.raises(ConnectionError):
+        node.invoke(request, config={"max_concurrency": 1}, runtime=Runtime())
+    time.sleep(0.1)  # nothing is left to start: the node returned only after its pool shut down
+    assert {c.label for c in recorder.calls} <= {"t00"}, "t01 and t02 were queued and must never run"
 
 
 @pytest.mark.lesson(LESSON)
@@ -642,6 +706,47 @@ def test_the_default_answers_a_validation_error_raised_in_the_tools_body(method)
     assert (answer.status, answer.content) == ("error", BODY_ERROR)
 
 
+def _pydantic_v1_tools():
+    import pydantic.v1 as pydantic_v1
+
+    class AddArgsV1(pydantic_v1.BaseModel):
+        a: int
+        b: int
+
+    @tool(args_schema=AddArgsV1)
+    def add_v1(a: int, b: int) -> int:
+        """Add two integers (arguments checked by a pydantic.v1 model)."""
+        return a + b
+
+    class ForecastV1(pydantic_v1.BaseModel):
+        city: str
+        temperature: float
+
+    @tool
+    def parse_forecast_v1(city: str) -> str:
+        """Parse the forecast service's reply with a pydantic.v1 model."""
+        return ForecastV1(city=city, temperature="warm").json()
+
+    return [add_v1, parse_forecast_v1], pydantic_v1.ValidationError
+
+
+@pytest.mark.lesson(LESSON)
+@pytest.mark.parametrize("method", ["invoke", "ainvoke"])
+@pytest.mark.parametrize("name, args", [("add_v1", {"a": 1}), ("parse_forecast_v1", {"city": "Paris"})],
+                         ids=["v1-args-schema-missing-argument", "v1-model-in-the-body"])
+def test_the_default_does_not_answer_a_pydantic_v1_validation_error(name, args, method):
+    """ToolNode catches pydantic v2's ValidationError only; pydantic.v1's is another class, so the
+    default re-raises it like any exception: even a missing argument never reaches the model."""
+    tools, v1_error = _pydantic_v1_tools()
+    assert not issubclass(v1_error, ValidationError)
+    node = ToolNode(tools)
+    with pytest.raises(v1_error):
+        if method == "invoke":
+            node.invoke(ask(name, args), runtime=Runtime())
+        else:
+            asyncio.run(node.ainvoke(ask(name, args), runtime=Runtime()))
+
+
 @pytest.mark.lesson(LESSON)
 def test_a_validation_error_from_the_body_reaches_the_policy_as_a_tool_invocation_error():
     with pytest.raises(ToolInvocationError) as error:
@@ -683,8 +788,8 @@ class _ErrorReportingSession:
     async def call_tool(self, name, arguments, progress_callback=None):
         from mcp.types import CallToolResult, TextContent
 
-        return CallToolResult(content=[TextContent(type="text", text=f"server error for {arguments['city']}")],
-                              isError=True)
+        text = f"server error for {arguments['city']}"
+        return CallToolResult(content=[TextContent(type="text", text=text)], isError=True)
 
 
 def _mcp_tool(**options):
