@@ -387,10 +387,69 @@ def test_the_adapter_handles_tool_errors_by_default():
     assert signature.parameters["handle_tool_errors"].default is True
 
 
+def _run_script(script: str) -> str:
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.strip()
+
+
 @lesson
 def test_stdio_client_takes_its_default_errlog_from_sys_stderr_at_import_time():
+    # Imported while sys.stderr is the process's own; swapped for an in-memory stream afterwards, the
+    # default is still the original one, and a server starts with it.
+    assert _run_script("""
+        import asyncio, io, sys
+        from mcp.client.stdio import stdio_client
+        import inspect
+        from helpers.mcp_client import server_parameters
+
+        default = inspect.signature(stdio_client).parameters["errlog"].default
+        sys.stderr = io.StringIO()
+
+        async def main():
+            async with stdio_client(server_parameters()):
+                return "started"
+
+        outcome = asyncio.run(main())
+        sys.stderr = sys.__stderr__
+        print(default is sys.__stderr__, outcome)
+    """) == "True started"
+
+
+@lesson
+def test_redirecting_sys_stderr_does_not_change_stdio_clients_default_errlog():
+    import contextlib
+
     default = inspect.signature(stdio_client).parameters["errlog"].default
-    assert default is not inspect.Parameter.empty and hasattr(default, "write")
+    with tempfile.TemporaryFile("w+") as real_file, contextlib.redirect_stderr(real_file):
+        assert sys.stderr is real_file
+        assert default is not sys.stderr
+
+
+@lesson
+def test_with_no_descriptor_at_import_a_later_redirect_to_a_real_file_still_fails_with_fileno():
+    # The case of a kernel whose stderr has no descriptor: imported then, the default keeps that stream.
+    assert _run_script("""
+        import asyncio, io, sys, tempfile
+        sys.stderr = io.StringIO()                      # no descriptor when mcp is imported
+        from mcp.client.stdio import stdio_client
+        from helpers.mcp_client import server_parameters
+
+        async def main():
+            async with stdio_client(server_parameters()):
+                return "started"
+
+        with tempfile.TemporaryFile("w+") as real_file:
+            sys.stderr = real_file                       # a real file afterwards
+            try:
+                outcome = asyncio.run(main())
+            except BaseException as error:  # noqa: BLE001 - the outcome is what we print
+                outcome = type(error).__name__ + ": " + str(error)
+            finally:
+                sys.stderr = sys.__stderr__
+        print(outcome)
+    """) == "UnsupportedOperation: fileno"
 
 
 @lesson
