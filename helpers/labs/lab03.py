@@ -14,9 +14,9 @@ each tool really ran (`Attempts`). Which services are down and the unknown name 
 for every check, so a hard-coded outage message fails; every run is under a time limit, so a retry
 loop that never gives up is reported as a hang (and then stopped by the tool itself), never hangs
 the notebook. It names the plausible configurations that silently do something else
-(`handle_tool_errors=True` swallows the bug and starves the retry; an exception tuple switches off
-the argument-error answer; an async-only interceptor is skipped by `invoke`; a retry of every error
-re-runs the bug).
+(`handle_tool_errors=True` swallows the bug and starves the retry; an exception tuple that does not
+cover `ToolInvocationError` (a `ToolException`) switches off the argument-error answer; an async-only
+interceptor is skipped by `invoke`; a retry of every error re-runs the bug).
 """
 
 from __future__ import annotations
@@ -333,7 +333,8 @@ def _one_case(
                 where=MATRIX,
                 why="handle_tool_errors=True (or a catch-all handler) turns every exception into a message; "
                 "and once an interceptor is given, ToolNode answers EVERY exception that escapes it whenever "
-                "`handle_tool_errors` is truthy — an exception type or tuple too: keep the default"
+                "`handle_tool_errors` is anything but False or the default — an exception type or tuple "
+                "too: keep the default"
                 if getattr(node, "_handle_tool_errors", True) is not True
                 and (getattr(node, "_wrap_tool_call", None) or getattr(node, "_awrap_tool_call", None))
                 else "handle_tool_errors=True (or a catch-all handler) turns every exception into a message",
@@ -387,8 +388,8 @@ def _one_case(
             where = PITFALLS
         elif case == "bad arguments":
             why = (
-                "an exception type, a tuple or a narrowly annotated handler switches off the default answer "
-                "to argument errors"
+                "an exception type, a tuple or a narrowly annotated handler that does not cover "
+                "ToolInvocationError (a ToolException) switches off the default answer to argument errors"
             )
             where = MATRIX
         cases.bad(
