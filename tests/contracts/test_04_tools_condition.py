@@ -245,6 +245,60 @@ def test_a_graph_inside_a_tool_gets_langchain_cores_25_even_inside_a_toolnode():
         outer.compile().invoke({"messages": [call]})  # the outer graph's own default is 10007
 
 
+def _count_to_thirty_tool(seen_limits):
+    from langchain_core.tools import tool
+    from langgraph.config import get_config
+
+    graph = thirty_steps()
+
+    @tool
+    def count_to_thirty() -> int:
+        """Count to thirty with the counting graph."""
+        seen_limits.append(get_config()["recursion_limit"])
+        return graph.invoke({"n": 0})["n"]
+
+    return count_to_thirty
+
+
+COUNT_SCRIPT = [[{"name": "count_to_thirty", "args": {}}], "done"]
+
+
+@lesson
+def test_a_graph_inside_a_create_agent_tool_gets_the_agents_own_9999():
+    from langchain.agents import create_agent
+
+    seen: list[int] = []
+    agent = create_agent(ScriptedChatModel(script=COUNT_SCRIPT), [_count_to_thirty_tool(seen)])
+    assert agent.config["recursion_limit"] == 9999
+    answer = agent.invoke(QUESTION)["messages"][2]
+    assert (answer.content, seen) == ("30", [9999])
+
+
+@lesson
+def test_a_graph_inside_a_tool_of_the_hand_wired_loop_gets_langchain_cores_25():
+    seen: list[int] = []
+    tool = _count_to_thirty_tool(seen)
+    loop = build_loop(ScriptedChatModel(script=COUNT_SCRIPT).bind_tools([tool]), [tool])
+    with pytest.raises(GraphRecursionError, match="Recursion limit of 25 reached"):
+        run(loop.ainvoke(QUESTION))
+    assert seen == [25]
+
+
+@lesson
+def test_a_graph_inside_a_create_react_agent_tool_gets_langchain_cores_25():
+    import warnings
+
+    from langgraph.prebuilt import create_react_agent
+
+    seen: list[int] = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # create_react_agent is deprecated (lesson 09)
+        react = create_react_agent(ScriptedChatModel(script=COUNT_SCRIPT), [_count_to_thirty_tool(seen)])
+    with pytest.raises(GraphRecursionError, match="Recursion limit of 25 reached"):
+        react.invoke(QUESTION)
+    assert seen == [25]
+
+
 @lesson
 def test_a_graph_run_through_its_own_batch_gets_langchain_cores_25():
     with pytest.raises(GraphRecursionError, match="Recursion limit of 25 reached"):
@@ -394,6 +448,9 @@ def endpoint():
     ({"model": "gpt-oss:20b", "truncation": "auto"}, True),
     ({"model": "gpt-oss:20b", "use_previous_response_id": True}, True),
     ({"model": "gpt-oss:20b", "output_version": "responses/v1"}, True),
+    ({"model": "gpt-oss:20b", "context_management": [{"type": "compaction"}]}, True),
+    ({"model": "GPT-5-PRO"}, None),  # the prefixes and "codex" are matched case-sensitively
+    ({"model": "My-CODEX-model"}, None),
     ({"model": "gpt-oss:20b", "reasoning": {"effort": "low"}, "use_responses_api": False}, False),
 ])
 def test_chatopenai_switches_to_the_responses_api_by_model_and_setting(options, expected):
@@ -425,6 +482,43 @@ def test_a_gpt_6_name_sends_a_request_with_tools_to_the_responses_api(endpoint):
     endpoint.model = ScriptedChatModel(script=["plain prose"])
     assert gpt6.invoke("q").content == "plain prose"  # without tools: Chat Completions
     assert endpoint.exchanges[-1].path.endswith("/chat/completions")
+
+
+@lesson
+def test_the_gpt_6_check_lower_cases_the_name(endpoint):
+    import openai
+
+    gpt6 = ChatOpenAI(model="GPT-6", base_url=endpoint.base_url, api_key="unused", max_retries=0)
+    assert gpt6.use_responses_api is None
+    with pytest.raises(openai.NotFoundError, match="no route POST /v1/responses"):
+        gpt6.bind_tools(make_city_tools(0)).invoke("q")
+
+
+@lesson
+@pytest.mark.parametrize("per_request", [
+    {"tools": [{"type": "web_search_preview"}]},
+    {"context_management": [{"type": "compaction"}]},
+    {"include": ["reasoning.encrypted_content"]},
+    {"previous_response_id": "resp_1"},
+    {"reasoning": {"effort": "low"}},
+    {"text": {"verbosity": "low"}},
+    {"truncation": "auto"},
+], ids=["builtin-tool", "context_management", "include", "previous_response_id", "reasoning", "text",
+        "truncation"])
+def test_a_request_with_a_builtin_tool_or_a_responses_only_argument_goes_to_the_responses_api(
+        endpoint, per_request):
+    import openai
+
+    client = ChatOpenAI(model="gpt-4o", base_url=endpoint.base_url, api_key="unused", max_retries=0)
+    assert client.use_responses_api is None  # nothing settled when the client was made
+    endpoint.model = ScriptedChatModel(script=["plain prose"] * 2)
+    assert client.invoke("q").content == "plain prose"
+    assert endpoint.exchanges[-1].path.endswith("/chat/completions")
+    with pytest.raises(openai.NotFoundError, match="no route POST /v1/responses"):
+        if "tools" in per_request:
+            client.bind_tools(per_request["tools"]).invoke("q")
+        else:
+            client.invoke("q", **per_request)
 
 
 @lesson
