@@ -5,8 +5,9 @@ history, what a resume re-runs) beside lesson 08's approval interceptor and `cre
 equivalents; `ToolRetryMiddleware` (attempts, `on_failure`, `retry_on`, `tools`) and `ModelRetryMiddleware`'s
 `retry_on`; the `respond` decision; and the order in which several middlewares' hooks run, with what
 that order changes; and where the retry's backoff waits (a worker thread under `invoke`, the event
-loop under `ainvoke`). Every other test runs the sync path (`invoke`), as the lesson does. Side
-effects are counted by course-side recorders.
+loop under `ainvoke`), and which hooks run on which path. Every test runs the sync path (`invoke`),
+as the lesson's sections do, unless its name says `ainvoke`. Side effects are counted by course-side
+recorders.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import inspect
 import threading
 import warnings
 from collections import Counter
+from types import SimpleNamespace
 
 import pytest
 from langchain.agents import create_agent
@@ -29,13 +31,18 @@ from langchain.agents.middleware import (
     hook_config,
 )
 from langchain.agents.middleware import tool_retry as tool_retry_module
+from langchain.tools import ToolRuntime
+from langchain_core.exceptions import ModelAuthenticationError, ModelError, ModelRateLimitError
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, create_react_agent
 from langgraph.types import Command, interrupt
+from pydantic import ValidationError
 
 from helpers.models import ScriptedChatModel, tool_results_summary
+from helpers.timing import Rendezvous, default_pool_size
 
 lesson = pytest.mark.lesson("13_approval_retry_and_order")
 ASK = {"messages": [HumanMessage("go")]}
@@ -372,7 +379,7 @@ def test_create_agent_pauses_without_a_checkpointer_but_cannot_resume():
 # --- 4. ToolRetryMiddleware ------------------------------------------------------------------------
 
 
-def _try_retry(middleware, fails=99, args=None):
+def _try_retry(middleware, fails=99, args=None, error=ConnectionError):
     attempts = Counter()
 
     @tool
@@ -380,7 +387,7 @@ def _try_retry(middleware, fails=99, args=None):
         """Fetch an exchange rate."""
         attempts[currency] += 1
         if attempts[currency] <= fails:
-            raise ConnectionError(f"rates service dropped attempt {attempts[currency]}")
+            raise error(f"rates service dropped attempt {attempts[currency]}")
         return f"{currency}: 1.08"
 
     call = [{"name": "fetch_rates", "args": {"currency": "EUR"} if args is None else args}]
@@ -408,11 +415,30 @@ def test_retry_defaults_are_two_retries_from_one_second_doubling_with_jitter():
 
 
 @lesson
-def test_default_retry_on_retries_every_exception():
+def test_default_retry_on_retries_every_exception_but_a_model_error_that_is_not_retryable():
     default = inspect.signature(ToolRetryMiddleware.__init__).parameters["retry_on"].default
     assert default.__name__ == "default_retry_on"
-    assert all(default(error) for error in (ValueError("x"), ConnectionError("x"), TimeoutError("x")))
     assert ToolRetryMiddleware().retry_on is default
+    assert all(default(error) for error in (ValueError("x"), ConnectionError("x"), TimeoutError("x")))
+    assert issubclass(ModelAuthenticationError, ModelError) and issubclass(ModelRateLimitError, ModelError)
+    assert ModelRateLimitError("x").is_retryable and not ModelAuthenticationError("x").is_retryable
+    assert default(ModelRateLimitError("x")) and not default(ModelAuthenticationError("x"))
+
+
+@lesson
+def test_by_default_a_model_authentication_error_is_raised_after_one_attempt_skipping_on_failure():
+    outcome = _try_retry([ToolRetryMiddleware(on_failure="continue", **FAST)], error=ModelAuthenticationError)
+    assert outcome == (1, "raised", "ModelAuthenticationError: rates service dropped attempt 1")
+
+
+@lesson
+def test_by_default_a_model_rate_limit_error_is_retried_and_answered_after_the_last_attempt():
+    tries, status, content = _try_retry([ToolRetryMiddleware(**FAST)], error=ModelRateLimitError)
+    assert (tries, status) == (3, "error")
+    assert content == (
+        "Tool 'fetch_rates' failed after 3 attempts with ModelRateLimitError: "
+        "rates service dropped attempt 3. Please try again."
+    )
 
 
 @lesson
@@ -424,6 +450,28 @@ def test_retry_sleeps_one_then_two_seconds_by_default_and_not_after_the_last_att
     slept.clear()
     assert _try_retry([ToolRetryMiddleware()])[0] == 3
     assert len(slept) == 2 and 0.75 <= slept[0] <= 1.25 and 1.5 <= slept[1] <= 2.5
+
+
+def _waits(monkeypatch, **options):
+    """The delays the middleware asks `time.sleep` for, recorded instead of slept (as the lesson does)."""
+    asked = []
+    monkeypatch.setattr(tool_retry_module, "time", SimpleNamespace(sleep=asked.append))
+    _try_retry([ToolRetryMiddleware(**options)])
+    return asked
+
+
+@lesson
+def test_backoff_factor_zero_waits_initial_delay_before_every_retry(monkeypatch):
+    assert _waits(monkeypatch, backoff_factor=0, initial_delay=0.5, max_retries=3, jitter=False) == [0.5] * 3
+
+
+@lesson
+def test_jitter_is_added_after_the_max_delay_cap_so_a_wait_can_exceed_it_by_a_quarter(monkeypatch):
+    capped = _waits(monkeypatch, initial_delay=60, max_retries=40)  # every delay is capped at 60 s
+    assert len(capped) == 40
+    assert all(45 <= wait <= 75 for wait in capped)
+    assert max(capped) > 60  # all 40 at or under 60 has probability 2**-40
+    assert _waits(monkeypatch, initial_delay=60, max_retries=40, jitter=False) == [60.0] * 40
 
 
 @lesson
@@ -481,6 +529,87 @@ def test_an_argument_error_is_never_retried_it_comes_back_as_an_error_message():
     tries, status, content = _try_retry([ToolRetryMiddleware(**FAST)], args={})
     assert (tries, status) == (0, "error")
     assert content.startswith("Error invoking tool 'fetch_rates' with kwargs {} with error:")
+
+
+# --- 15. Deep dive: what the retry lets through ----------------------------------------------------
+
+
+@lesson
+def test_an_interrupt_inside_a_retried_tool_propagates_at_once_and_the_resume_runs_the_tool_once_more():
+    runs = Counter()
+
+    @tool
+    def charge(amount: int) -> str:
+        """Charge a card, after asking."""
+        runs["charge"] += 1
+        return f"charged {amount}" if interrupt({"charge": amount}) == "yes" else "not charged"
+
+    agent = create_agent(
+        ScriptedChatModel(script=[[{"name": "charge", "args": {"amount": 5}}], tool_results_summary]),
+        [charge],
+        middleware=[ToolRetryMiddleware(**FAST)],
+        checkpointer=InMemorySaver(),
+    )
+    config = {"configurable": {"thread_id": "charge"}}
+    assert "__interrupt__" in agent.invoke(ASK, config)
+    assert runs["charge"] == 1
+    assert agent.invoke(Command(resume="yes"), config)["messages"][2].content == "charged 5"
+    assert runs["charge"] == 2
+
+
+@lesson
+def test_a_parent_command_raised_inside_a_retried_tool_propagates_and_is_not_retried():
+    from langgraph.errors import ParentCommand
+
+    runs = Counter()
+
+    @tool
+    def hand_off(reason: str) -> str:
+        """Hand off by raising, as a subgraph run inside the tool would."""
+        runs["hand_off"] += 1
+        raise ParentCommand(Command(graph=Command.PARENT, goto="billing"))
+
+    agent = create_agent(
+        ScriptedChatModel(script=[[{"name": "hand_off", "args": {"reason": "refund"}}], "done"]),
+        [hand_off],
+        middleware=[ToolRetryMiddleware(**FAST)],
+    )
+    with pytest.raises(ParentCommand):
+        agent.invoke(ASK)
+    assert runs["hand_off"] == 1
+
+
+@lesson
+def test_a_returned_parent_command_comes_back_through_the_retry_as_a_result_after_one_attempt():
+    seen, runs = [], Counter()
+
+    class ResultTypes(AgentMiddleware):
+        def wrap_tool_call(self, request, handler):
+            result = handler(request)
+            seen.append(type(result).__name__)
+            return result
+
+    @tool
+    def to_billing(reason: str, runtime: ToolRuntime) -> Command:
+        """Hand the conversation to billing."""
+        runs["to_billing"] += 1
+        handed = ToolMessage(f"handed to billing: {reason}", tool_call_id=runtime.tool_call_id)
+        return Command(graph=Command.PARENT, goto="billing", update={"messages": [handed]})
+
+    support = create_agent(
+        ScriptedChatModel(script=[[{"name": "to_billing", "args": {"reason": "refund"}}], "done"]),
+        [to_billing],
+        middleware=[ResultTypes(), ToolRetryMiddleware(**FAST)],
+    )
+    desk = StateGraph(MessagesState)
+    desk.add_node("support", support)
+    desk.add_node("billing", lambda state: {"messages": [AIMessage("billing here")]})
+    desk.add_edge(START, "support")
+    desk.add_edge("support", END)
+    desk.add_edge("billing", END)
+    result = desk.compile().invoke(ASK)
+    assert (seen, runs["to_billing"]) == (["Command"], 1)
+    assert result["messages"][-1].content == "billing here"
 
 
 # --- 5. Hook order ---------------------------------------------------------------------------------
@@ -561,6 +690,163 @@ def test_before_hooks_run_in_list_order_after_hooks_in_reverse_wrap_hooks_nest_f
         "B.after_agent",
         "A.after_agent",
     ]
+
+
+@lesson
+def test_across_a_pause_the_pausing_invocation_runs_only_before_agent_and_the_resume_only_after_agent():
+    trace, ran = [], []
+    agent, config, paused = _reviewed(ran, before=[_Recorder("A", trace)])
+    assert "__interrupt__" in paused
+    pausing = [entry for entry in trace if "agent" in entry]
+    trace.clear()
+    agent.invoke(Command(resume=THREE), config)
+    assert pausing == ["A.before_agent"]
+    assert [entry for entry in trace if "agent" in entry] == ["A.after_agent"]
+
+
+class _AsyncRecorder(AgentMiddleware):
+    def __init__(self, label, trace):
+        super().__init__()
+        self.label, self.trace = label, trace
+
+    @property
+    def name(self):
+        return f"AsyncRecorder[{self.label}]"
+
+    async def abefore_agent(self, state, runtime):
+        self.trace.append(f"{self.label}.before_agent")
+
+    async def abefore_model(self, state, runtime):
+        self.trace.append(f"{self.label}.before_model")
+
+    async def aafter_model(self, state, runtime):
+        self.trace.append(f"{self.label}.after_model")
+
+    async def aafter_agent(self, state, runtime):
+        self.trace.append(f"{self.label}.after_agent")
+
+    async def awrap_model_call(self, request, handler):
+        self.trace.append(f"{self.label}.wrap_model_call >")
+        response = await handler(request)
+        self.trace.append(f"{self.label}.wrap_model_call <")
+        return response
+
+    async def awrap_tool_call(self, request, handler):
+        self.trace.append(f"{self.label}.wrap_tool_call >")
+        result = await handler(request)
+        self.trace.append(f"{self.label}.wrap_tool_call <")
+        return result
+
+
+def _weather_agent(middleware, trace):
+    @tool
+    def weather(city: str) -> str:
+        """Look up the weather."""
+        trace.append("tool")
+        return f"{city}: sunny"
+
+    return create_agent(
+        ScriptedChatModel(script=[[{"name": "weather", "args": {"city": "Paris"}}], tool_results_summary]),
+        [weather],
+        middleware=middleware,
+    )
+
+
+@lesson
+def test_under_ainvoke_async_hooks_run_in_the_same_order_as_sync_hooks_under_invoke():
+    sync_trace, async_trace = [], []
+    _weather_agent([_Recorder("A", sync_trace), _Recorder("B", sync_trace)], sync_trace).invoke(ASK)
+    recorders = [_AsyncRecorder("A", async_trace), _AsyncRecorder("B", async_trace)]
+    async_agent = _weather_agent(recorders, async_trace)
+    asyncio.run(async_agent.ainvoke(ASK))
+    assert async_trace == sync_trace
+    assert async_trace[:2] == ["A.before_agent", "B.before_agent"]
+    assert async_trace[-2:] == ["B.after_agent", "A.after_agent"]
+
+
+class _SyncNodeHooks(AgentMiddleware):
+    def __init__(self, trace):
+        super().__init__()
+        self.trace = trace
+
+    def before_agent(self, state, runtime):
+        self.trace.append("before_agent")
+
+    def before_model(self, state, runtime):
+        self.trace.append("before_model")
+
+    def after_model(self, state, runtime):
+        self.trace.append("after_model")
+
+    def after_agent(self, state, runtime):
+        self.trace.append("after_agent")
+
+
+@lesson
+@pytest.mark.parametrize("path", ["invoke", "ainvoke"])
+def test_sync_before_and_after_hooks_run_under_both_invoke_and_ainvoke(path):
+    trace = []
+    agent = _weather_agent([_SyncNodeHooks(trace)], trace)
+    agent.invoke(ASK) if path == "invoke" else asyncio.run(agent.ainvoke(ASK))
+    assert trace == ["before_agent", "before_model", "after_model", "tool", "before_model", "after_model",
+                     "after_agent"]
+
+
+class _SyncWrapTool(AgentMiddleware):
+    def wrap_tool_call(self, request, handler):
+        return handler(request)
+
+
+class _SyncWrapModel(AgentMiddleware):
+    def wrap_model_call(self, request, handler):
+        return handler(request)
+
+
+class _AsyncWrapTool(AgentMiddleware):
+    async def awrap_tool_call(self, request, handler):
+        return await handler(request)
+
+
+class _AsyncWrapModel(AgentMiddleware):
+    async def awrap_model_call(self, request, handler):
+        return await handler(request)
+
+
+class _AsyncBeforeModel(AgentMiddleware):
+    async def abefore_model(self, state, runtime):
+        return None
+
+
+@lesson
+@pytest.mark.parametrize(("middleware", "hook"), [(_SyncWrapTool, "awrap_tool_call"),
+                                                  (_SyncWrapModel, "awrap_model_call")])
+def test_a_sync_only_wrap_hook_raises_not_implemented_error_under_ainvoke(middleware, hook):
+    trace = []
+    with pytest.raises(NotImplementedError, match=f"^Asynchronous implementation of {hook} is not available"):
+        asyncio.run(_weather_agent([middleware()], trace).ainvoke(ASK))
+    assert _weather_agent([middleware()], trace).invoke(ASK)["messages"][-1].content == "Paris: sunny"
+
+
+@lesson
+@pytest.mark.parametrize(("middleware", "hook"), [(_AsyncWrapTool, "wrap_tool_call"),
+                                                  (_AsyncWrapModel, "wrap_model_call")])
+def test_an_async_only_wrap_hook_raises_not_implemented_error_under_invoke(middleware, hook):
+    trace = []
+    with pytest.raises(NotImplementedError, match=f"^Synchronous implementation of {hook} is not available"):
+        _weather_agent([middleware()], trace).invoke(ASK)
+    result = asyncio.run(_weather_agent([middleware()], trace).ainvoke(ASK))
+    assert result["messages"][-1].content == "Paris: sunny"
+
+
+@lesson
+def test_an_async_only_before_model_hook_raises_type_error_under_invoke():
+    trace = []
+    with pytest.raises(TypeError, match='^No synchronous function provided to "abefore_model"'):
+        _weather_agent([_AsyncBeforeModel()], trace).invoke(ASK)
+    assert trace == []
+    assert asyncio.run(_weather_agent([_AsyncBeforeModel()], trace).ainvoke(ASK))["messages"][-1].content == (
+        "Paris: sunny"
+    )
 
 
 # --- 6. What the order changes ---------------------------------------------------------------------
@@ -658,6 +944,36 @@ def test_per_call_review_inside_a_retry_asks_at_each_new_attempt_and_each_resume
 ):
     assert _questions_asked("review first", fails) == review_first
     assert _questions_asked("retry first", fails) == retry_first
+
+
+@lesson
+def test_a_per_call_answer_of_a_type_not_allowed_raises_validation_error_before_it_is_saved():
+    ran = []
+
+    @tool
+    def delete_file(path: str) -> str:
+        """Delete a file."""
+        ran.append(path)
+        return f"deleted {path}"
+
+    agent = create_agent(
+        ScriptedChatModel(script=[[TURN[2]], tool_results_summary]),
+        [delete_file],
+        middleware=[
+            HumanInTheLoopMiddleware(
+                interrupt_on={"delete_file": {"allowed_decisions": ["approve", "reject"]}},
+                interrupt_mode="per_call",
+            )
+        ],
+        checkpointer=InMemorySaver(),
+    )
+    config = {"configurable": {"thread_id": "checked"}}
+    [question] = agent.invoke(ASK, config)["__interrupt__"]
+    with pytest.raises(ValidationError, match="Input tag 'edit' found using 'type' does not match"):
+        agent.invoke(Command(resume={question.id: {"type": "edit", "edited_action": TURN[2]}}), config)
+    assert ran == []
+    result = agent.invoke(Command(resume={question.id: {"type": "approve"}}), config)
+    assert ran == ["/tmp/a.log"] and "__interrupt__" not in result
 
 
 # --- 8. Deep dive: create_react_agent's static breakpoint ------------------------------------------
@@ -865,6 +1181,13 @@ def _model_retry(error, **options):
 
 
 @lesson
+def test_model_retry_takes_tool_retrys_parameters_but_tools():
+    tool_side = set(inspect.signature(ToolRetryMiddleware.__init__).parameters)
+    model_side = set(inspect.signature(ModelRetryMiddleware.__init__).parameters)
+    assert (tool_side - model_side, model_side - tool_side) == ({"tools"}, set())
+
+
+@lesson
 def test_model_retry_re_raises_an_exception_outside_retry_on_at_once_even_with_on_failure_continue():
     outcome = _model_retry(ValueError, retry_on=(TimeoutError,), on_failure="continue")
     assert outcome == (1, "raised", "ValueError: the model endpoint failed")
@@ -954,3 +1277,37 @@ def test_under_ainvoke_the_backoff_awaits_asyncio_sleep_on_the_loop_thread_and_h
     loop_thread = asyncio.run(main())
     assert len(where) == 4 and {t for _, t in where} == {loop_thread}
     assert loop_thread in awaited
+
+
+@lesson
+def test_under_invoke_backing_off_calls_fill_the_graphs_task_pool_and_one_more_waits_for_a_thread():
+    pool = default_pool_size()
+    gate, events, lock = Rendezvous(pool), [], threading.Lock()
+    tries = Counter()
+
+    @tool
+    def fetch_rate(currency: str) -> str:
+        """Fetch an exchange rate (each currency's first attempt fails)."""
+        with lock:
+            tries[currency] += 1
+            first = tries[currency] == 1
+            if first:
+                events.append(("first attempt", currency))
+        if first:
+            gate.wait()  # the first `pool` calls are in flight together (forced)
+            raise ConnectionError("dropped")
+        with lock:
+            events.append(("done", currency))
+        return f"{currency}: 1.08"
+
+    calls = [{"name": "fetch_rate", "args": {"currency": f"C{n}"}} for n in range(pool + 1)]
+    create_agent(
+        ScriptedChatModel(script=[calls, tool_results_summary]),
+        [fetch_rate],
+        middleware=[ToolRetryMiddleware(initial_delay=0.05, jitter=False)],
+    ).invoke(ASK)
+    assert gate.opened
+    firsts = [i for i, (kind, _) in enumerate(events) if kind == "first attempt"]
+    dones = [i for i, (kind, _) in enumerate(events) if kind == "done"]
+    assert len(firsts) == len(dones) == pool + 1
+    assert firsts[pool - 1] < dones[0] < firsts[pool]  # the extra call started only once a call was done
