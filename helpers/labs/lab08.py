@@ -396,9 +396,9 @@ def _probe(build_graph: Any, rng: random.Random) -> None:
                 )
             else:
                 why = (
-                    "the decision must be binding inside the ToolNode: a guard in `wrap_tool_call` "
-                    "(ToolNode falls back to it under `ainvoke`) — or both; never `awrap_tool_call` alone — "
-                    "that runs a dangerous call only if its id was approved"
+                    "the decision must be binding inside the ToolNode: one guard given as both "
+                    "`wrap_tool_call` and `awrap_tool_call` (never `awrap_tool_call` alone: `invoke` skips "
+                    "it) that runs a dangerous call only if its id was approved"
                 )
             raise fail(
                 f"under {way}, your ToolNode ran a dangerous call nobody approved",
@@ -486,9 +486,10 @@ q1 = Exercise(
         "turns: keep the ids of the calls the human approved.",
         "Put an `approve` node between the model and the ToolNode: it finds the calls whose tool requires "
         "approval, calls `interrupt(...)` once for them, and stores the approved call ids in the state. "
-        "In the ToolNode, give `wrap_tool_call` (ToolNode falls back to it under `ainvoke`) — or both; "
-        "never `awrap_tool_call` alone — a guard that answers a dangerous call whose id is not approved "
-        "with `ToolMessage(..., status='error')` instead of running it. "
+        "In the ToolNode, give one guard as both `wrap_tool_call` and `awrap_tool_call` (lesson 08, 5.2: "
+        "a sync guard alone passes here only because these tools are sync, and under `ainvoke` it runs "
+        "them one at a time; never `awrap_tool_call` alone, which `invoke` skips): it answers a dangerous "
+        "call whose id is not approved with `ToolMessage(..., status='error')` instead of running it. "
         "Route: llm → tools_condition → approve → tools → llm; compile with the checkpointer.",
     ),
 )
