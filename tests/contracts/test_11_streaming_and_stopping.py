@@ -229,12 +229,46 @@ def test_create_agent_raises_at_the_step_limit(limit):
 @pytest.mark.parametrize("version", ["v1", "v2"])
 @pytest.mark.parametrize("limit", [4, 5, 6, 7])
 def test_create_react_agent_apologises_at_an_even_limit_and_raises_at_an_odd_one(limit, version):
+    # model and tools one step each (no pre or post model hook): the model runs on the odd steps
     last = _at_limit(_react(ScriptedChatModel(script=FOREVER), [lookup], version=version), limit)
     if limit % 2:
         assert last is None
     else:
         assert isinstance(last, AIMessage)
         assert last.content == "Sorry, need more steps to process this request."
+
+
+@lesson
+def test_nodes_that_run_at_once_share_one_step_create_agents_tools_tasks_of_one_turn():
+    from langchain.agents import create_agent
+
+    agent = create_agent(ScriptedChatModel(script=PLAIN), [lookup])
+    steps = [(event["step"], event["payload"]["name"])
+             for event in agent.stream(GO, stream_mode="debug") if event["type"] == "task"]
+    assert steps == [(1, "model"), (2, "tools"), (2, "tools"), (3, "model")]
+
+
+def _no_change(state):
+    return {}
+
+
+@lesson
+@pytest.mark.parametrize("limit", [3, 4, 5, 6, 7, 8, 9])
+def test_with_a_pre_model_hook_create_react_agent_apologises_only_when_its_model_runs_on_step_l_minus_1(limit):
+    # hook on steps 1, 4, 7, ..., model on 2, 5, 8, ..., tools on 3, 6, 9, ...: the model runs on
+    # step L - 1 exactly when L is a multiple of 3
+    last = _at_limit(_react(ScriptedChatModel(script=FOREVER), [lookup], pre_model_hook=_no_change), limit)
+    if limit % 3 == 0:
+        assert last is not None and last.content == "Sorry, need more steps to process this request."
+    else:
+        assert last is None
+
+
+@lesson
+@pytest.mark.parametrize("limit", [3, 4, 5, 6, 7, 8, 9])
+def test_with_a_post_model_hook_create_react_agent_raises_at_every_limit(limit):
+    assert _at_limit(_react(ScriptedChatModel(script=FOREVER), [lookup], post_model_hook=_no_change),
+                     limit) is None
 
 
 class CountingState(TypedDict):
@@ -623,6 +657,26 @@ def test_the_tools_stream_mode_reports_each_calls_start_deltas_and_finish_or_err
 
 
 @lesson
+def test_tool_error_is_streamed_also_when_toolnode_answers_the_error_and_the_run_goes_on():
+    @tool
+    def crawl_down(site: str) -> str:
+        """A crawler whose service is down."""
+        raise ConnectionError("crawler is down")
+
+    graph = tool_loop(ScriptedChatModel(script=[_calls(("crawl_down", {"site": "b"})), "done"])
+                      .bind_tools([crawl_down]), [crawl_down], handle_tool_errors=True)
+    events, last = [], None
+    for mode, chunk in graph.stream(GO, stream_mode=["tools", "values"]):
+        if mode == "tools":
+            events.append(chunk["event"])
+        else:
+            last = chunk["messages"]
+    assert events == ["tool-started", "tool-error"]
+    assert [m.status for m in last if isinstance(m, ToolMessage)] == ["error"]
+    assert isinstance(last[-1], AIMessage) and last[-1].content == "done"
+
+
+@lesson
 def test_the_stream_mode_type_hint_does_not_list_tools_yet_although_the_stream_accepts_it():
     from typing import get_args
 
@@ -653,6 +707,47 @@ def test_a_tool_taking_a_runtime_invoked_alone_needs_a_tool_runtime_passed():
     runtime = ToolRuntime(state={}, context=None, config={}, stream_writer=lambda chunk: None,
                           tool_call_id="test-call", store=None)
     assert crawl_with_deltas.invoke({"site": "a", "runtime": runtime}) == "crawled a: 2 pages"
+
+
+def _crawl_anywhere_with_deltas():
+    @tool
+    def crawl_anywhere_with_deltas(site: str, runtime: ToolRuntime = None) -> str:
+        """Crawl a site, streaming each page on the tools channel when a tools node runs it."""
+        for page in (1, 2):
+            if runtime is not None:
+                runtime.emit_output_delta({"page": page})
+        return f"crawled {site}: 2 pages, runtime given: {runtime is not None}"
+
+    return crawl_anywhere_with_deltas
+
+
+@lesson
+def test_a_runtime_defaulting_to_none_stays_out_of_the_models_schema_and_lets_the_tool_run_alone():
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    crawl_ = _crawl_anywhere_with_deltas()
+    assert list(crawl_.tool_call_schema.model_json_schema()["properties"]) == ["site"]
+    assert list(convert_to_openai_tool(crawl_)["function"]["parameters"]["properties"]) == ["site"]
+    assert crawl_.invoke({"site": "a"}) == "crawled a: 2 pages, runtime given: False"
+
+
+@lesson
+def test_a_runtime_defaulting_to_none_is_still_injected_by_toolnode_and_its_deltas_stream():
+    from langgraph.graph import START, MessagesState, StateGraph
+    from langgraph.prebuilt import ToolNode
+
+    graph = StateGraph(MessagesState).add_node("tools", ToolNode([_crawl_anywhere_with_deltas()])) \
+        .add_edge(START, "tools").compile()
+    call = AIMessage("", tool_calls=[{"name": "crawl_anywhere_with_deltas", "args": {"site": "a"},
+                                      "id": "test-call"}])
+    deltas, answers = [], []
+    for mode, chunk in graph.stream({"messages": [call]}, stream_mode=["tools", "updates"]):
+        if mode == "tools" and chunk["event"] == "tool-output-delta":
+            deltas.append(chunk["delta"])
+        elif mode == "updates":
+            answers += [m.content for m in chunk["tools"]["messages"]]
+    assert deltas == [{"page": 1}, {"page": 2}]
+    assert answers == ["crawled a: 2 pages, runtime given: True"]
 
 
 @lesson
