@@ -158,6 +158,28 @@ def test_with_an_interceptor_a_type_tuple_or_annotated_policy_answers_every_exce
 
 
 @lesson
+@pytest.mark.parametrize("policy", [ConnectionError, (ConnectionError,)], ids=["type", "tuple"])
+def test_with_only_awrap_tool_call_a_narrow_policy_answers_under_ainvoke_and_raises_under_invoke(policy):
+    """The rule holds once the path runs a wrapper: `invoke` runs only `wrap_tool_call`, so an
+    `awrap_tool_call` alone leaves it without one, and the policy answers only its own types there."""
+    node = ToolNode([divide], handle_tool_errors=policy, awrap_tool_call=apassthrough)
+    with pytest.raises(ValueError, match="cannot divide 1 by zero"):
+        node.invoke(DIVIDE_BY_ZERO, runtime=Runtime())
+    (answer,) = asyncio.run(node.ainvoke(DIVIDE_BY_ZERO, runtime=Runtime()))
+    assert (answer.status, answer.content) == (
+        "error", "Error: ValueError('cannot divide 1 by zero')\n Please fix your mistakes.")
+
+
+@lesson
+def test_with_only_wrap_tool_call_a_narrow_policy_answers_under_both_paths():
+    """`ainvoke` falls back to the sync wrapper, so the path runs a wrapper either way."""
+    node = ToolNode([divide], handle_tool_errors=(ConnectionError,), wrap_tool_call=passthrough)
+    for path in ("invoke", "ainvoke"):
+        (answer,) = run_path(node, DIVIDE_BY_ZERO, path)
+        assert answer.status == "error" and answer.content.startswith("Error: ValueError(")
+
+
+@lesson
 @pytest.mark.parametrize("path", ["invoke", "ainvoke"])
 @pytest.mark.parametrize("policy", ["default", False], ids=["default", "false"])
 def test_with_an_interceptor_the_default_and_false_still_raise(policy, path):
@@ -205,7 +227,8 @@ def test_when_retries_run_out_a_policy_that_did_not_cover_the_exception_answers_
     node = ToolNode([flaky], wrap_tool_call=lambda r, e: retry(r, e, tries=2), handle_tool_errors=ValueError)
     out = node.invoke([ai(call("flaky", "1", city="x"))], runtime=Runtime())
     assert attempts["x"] == 2
-    assert (out[0].status, out[0].content) == ("error", "Error: ConnectionError('dropped')\n Please fix your mistakes.")
+    assert (out[0].status, out[0].content) == (
+        "error", "Error: ConnectionError('dropped')\n Please fix your mistakes.")
 
 
 @lesson
@@ -349,6 +372,38 @@ def test_an_async_wrapper_timeout_cancels_an_async_tool():
 
 
 @lesson
+def test_an_async_deadline_answers_a_sync_tool_on_time_while_its_thread_runs_on():
+    """Driven by events: the sync tool works until released, after the deadline has answered."""
+    release, done = threading.Event(), threading.Event()
+
+    def until_released(key: str) -> str:
+        release.wait(5)
+        done.set()
+        return "done"
+
+    sync_tool = StructuredTool.from_function(func=until_released, name="slow", description="slow")
+
+    async def deadline(request, execute):
+        try:
+            async with asyncio.timeout(2 * DELAY) as cm:
+                return await execute(request)
+        except TimeoutError:
+            if not cm.expired():
+                raise
+            return refusal(request)
+
+    async def scenario():
+        (answer,) = await ToolNode([sync_tool], awrap_tool_call=deadline).ainvoke(
+            [ai(call("slow", "1", key="z"))], runtime=Runtime())
+        running_when_answered = not done.is_set()
+        release.set()
+        return answer, running_when_answered, await asyncio.to_thread(done.wait, 5)
+
+    answer, running_when_answered, finished_later = asyncio.run(scenario())
+    assert answer.content == "denied" and running_when_answered and finished_later
+
+
+@lesson
 def test_only_an_async_wrapper_is_silently_skipped_by_sync_invoke():
     delete_file, deleted = make_delete_file()
 
@@ -394,6 +449,38 @@ def test_only_a_sync_wrapper_runs_sync_tools_on_the_event_loop_thread():
 
     loop_thread = asyncio.run(run())
     assert {worker.split(" / ")[0] for worker in recorder.workers()} == {loop_thread}
+
+
+@lesson
+@pytest.mark.parametrize("path, wrapper, on_the_loop_thread", [
+    ("invoke", "wrap_tool_call", False),
+    ("ainvoke", "wrap_tool_call", True),
+    ("ainvoke", "awrap_tool_call", True),
+])
+def test_a_wrapper_runs_in_a_pool_thread_under_invoke_and_on_the_event_loop_thread_under_ainvoke(
+        path, wrapper, on_the_loop_thread):
+    seen, loop_thread = [], []
+
+    def note(request, execute):
+        seen.append(threading.current_thread())
+        return execute(request)
+
+    async def anote(request, execute):
+        seen.append(threading.current_thread())
+        return await execute(request)
+
+    node = ToolNode([add], **{wrapper: note if wrapper == "wrap_tool_call" else anote})
+    batch = [ai(call("add", "1", a=1, b=2))]
+    if path == "invoke":
+        node.invoke(batch, runtime=Runtime())
+        loop_thread.append(threading.current_thread())  # no loop: the caller's thread
+    else:
+        async def run():
+            loop_thread.append(threading.current_thread())
+            await node.ainvoke(batch, runtime=Runtime())
+
+        asyncio.run(run())
+    assert (seen == loop_thread) is on_the_loop_thread
 
 
 @lesson
@@ -553,6 +640,42 @@ def test_two_approvals_in_one_toolnode_batch_pause_twice_and_rerun_an_approved_c
 
 
 @lesson
+def test_two_approvals_in_one_toolnode_task_an_answer_goes_to_the_call_that_reaches_interrupt_first():
+    """Events force the order a busy machine may produce: the call about /b reaches interrupt() before
+    the call about /a on every run. The pause shows /a's question (executor.map raises in call order),
+    but the resume values are handed out in the order the threads reach interrupt()."""
+    delete_file, deleted = make_delete_file()
+    b_asked = threading.Event()
+
+    def approve_b_first(request, execute):
+        if request.tool_call["id"] == "d1":
+            b_asked.wait(5)
+        try:
+            answer = interrupt({"approve?": request.tool_call["args"]["path"]})
+        finally:
+            if request.tool_call["id"] == "d2":
+                b_asked.set()
+        return execute(request) if answer == "yes" else refusal(request)
+
+    node = ToolNode([delete_file], wrap_tool_call=approve_b_first)
+    graph = one_node_graph(node, checkpointer=InMemorySaver())
+    thread = {"configurable": {"thread_id": "t"}}
+
+    def run(value):
+        b_asked.clear()
+        return graph.invoke(value, thread)
+
+    two = ai(call("delete_file", "d1", path="/a"), call("delete_file", "d2", path="/b"))
+    first = run({"messages": [two]})
+    assert [i.value for i in first["__interrupt__"]] == [{"approve?": "/a"}]
+    second = run(Command(resume={i.id: "yes" for i in first["__interrupt__"]}))
+    assert deleted == ["/b"], "the 'yes' to the question about /a deleted /b"
+    assert [i.value for i in second["__interrupt__"]] == [{"approve?": "/a"}]
+    done = run(Command(resume={i.id: "no" for i in second["__interrupt__"]}))
+    assert deleted == ["/b", "/b"] and "__interrupt__" not in done  # /b was never asked about
+
+
+@lesson
 def test_two_approvals_with_one_send_per_call_pause_once_and_run_each_call_once():
     questions, deleted = approve_two_deletions(route_per_call=True)
     assert questions == [2] and deleted == ["/a", "/b"]
@@ -579,9 +702,10 @@ POLICIES = {"default": None, "true": True, "false": False, "string": "tool faile
 @pytest.mark.parametrize("asks", ["interceptor", "tool"])
 def test_interrupt_through_an_interceptor_pauses_even_with_handle_tool_errors_true(asks, policy, path):
     """Holds on langgraph-prebuilt 1.1.3 under every form of error policy, both for sync invoke with
-    `wrap_tool_call` and async ainvoke with `awrap_tool_call`. On the 1.0.x releases with interceptors
-    (1.0.8 and 1.0.13 run, 1.0.2 source-read) the interceptor path's `except Exception` turned the
-    GraphInterrupt into an error ToolMessage under a catching policy: no pause, the human never asked
+    `wrap_tool_call` and async ainvoke with `awrap_tool_call`; it holds from 1.1.1 on (1.1.1 and 1.1.2
+    checked: each release's tool_node.py run beside the pinned langgraph). Every earlier release with
+    interceptors checked that way (1.0.2 to 1.0.13, 1.1.0) turned the GraphInterrupt into an error
+    ToolMessage on the interceptor path under a catching policy: no pause, the human never asked
     (langgraph#8217, #8394)."""
     delete_file, deleted = make_delete_file()
     if asks == "tool":
@@ -617,6 +741,46 @@ def test_interrupt_through_an_interceptor_pauses_even_with_handle_tool_errors_tr
     assert "__interrupt__" in paused and deleted == []
     run(Command(resume="yes"))
     assert deleted == ["/x"]
+
+
+@lesson
+def test_under_ainvoke_a_safe_call_started_before_the_pause_finishes_after_the_pause_is_returned():
+    """Driven by events: the lookup works until released, which happens only once `ainvoke` has returned
+    the pause; ToolNode's gather raised the GraphInterrupt without cancelling it."""
+    delete_file, deleted = make_delete_file()
+    released, finished = asyncio.Event(), []
+
+    async def lookup_until_released(city: str) -> str:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(released.wait(), 5)
+        finished.append(released.is_set())
+        return f"{city}: sunny"
+
+    lookup = StructuredTool.from_function(coroutine=lookup_until_released, name="lookup_weather",
+                                          description="Look up the weather.")
+
+    async def aapproval(request, execute):
+        if request.tool_call["name"] == "delete_file" and interrupt("approve?") != "yes":
+            return refusal(request)
+        return await execute(request)
+
+    node = ToolNode([lookup, delete_file], awrap_tool_call=aapproval)
+    graph = one_node_graph(node, checkpointer=InMemorySaver())
+
+    async def scenario():
+        turn = ai(call("lookup_weather", "1", city="Paris"), call("delete_file", "2", path="/x"))
+        paused = await graph.ainvoke({"messages": [turn]}, {"configurable": {"thread_id": "t"}})
+        finished_at_the_pause = list(finished)
+        released.set()
+        for _ in range(500):
+            if finished:
+                break
+            await asyncio.sleep(0.01)
+        return paused, finished_at_the_pause
+
+    paused, finished_at_the_pause = asyncio.run(scenario())
+    assert "__interrupt__" in paused and deleted == []
+    assert finished_at_the_pause == [] and finished == [True], "finished after the pause, once released"
 
 
 # -- 4. HumanInTheLoopMiddleware (langchain 1.5.2): approval before any tool runs -----------------------
