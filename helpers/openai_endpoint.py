@@ -96,6 +96,32 @@ def unanswered_on_the_wire(wire: Sequence[Mapping[str, Any]]) -> list[str]:
     return missing + pending
 
 
+def unrequested_on_the_wire(wire: Sequence[Mapping[str, Any]]) -> str | None:
+    """OpenAI's 400 message for the first `tool` message that answers no call, or None.
+
+    A `tool` message must follow an assistant message with `tool_calls` (directly, or after other
+    `tool` messages answering it) and name one of its call ids. These are OpenAI's own wordings, its
+    spelling included: a `tool` message with no such assistant message before it (an answer whose
+    call was deleted, one appended after a user message), and one whose `tool_call_id` that message
+    did not make.
+
+    Taught in `notebooks/12_failure_and_recovery.ipynb`.
+    """
+    calls: list[str] | None = None  # the call ids of the assistant message the tool messages follow
+    for message in wire:
+        if message.get("role") != "tool":
+            made = message.get("tool_calls") if message.get("role") == "assistant" else None
+            calls = [call["id"] for call in made] if made else None
+            continue
+        if calls is None:
+            return ("Invalid parameter: messages with role 'tool' must be a response to a preceeding "
+                    "message with 'tool_calls'.")
+        if message.get("tool_call_id") not in calls:
+            return (f"Invalid parameter: 'tool_call_id' of '{message.get('tool_call_id')}' not found in "
+                    "'tool_calls' of previous message.")
+    return None
+
+
 def message_to_wire(message: AIMessage) -> dict[str, Any]:
     """An AIMessage as the `choices[0].message` object of a chat-completions response."""
     wire: dict[str, Any] = {"role": "assistant", "content": message.content or None}
@@ -145,8 +171,10 @@ class ScriptedOpenAIEndpoint:
     Args:
         script: the turns, exactly as for `ScriptedChatModel`.
         check_history: reject, as OpenAI does, a request whose history has an assistant message
-            with `tool_calls` not followed by a tool message for each call id (a 400 with
-            OpenAI's wording). Off by default, so lessons can send any history on purpose.
+            with `tool_calls` not followed by a tool message for each call id, or a tool message
+            that answers no call of the assistant message before it (a 400 with OpenAI's wording;
+            the first check runs first). Off by default, so lessons can send any history on
+            purpose.
 
     Example:
         ```python
@@ -244,6 +272,8 @@ class ScriptedOpenAIEndpoint:
                 "An assistant message with 'tool_calls' must be followed by tool messages responding to "
                 "each 'tool_call_id'. The following tool_call_ids did not have response messages: "
                 + ", ".join(missing))
+        if self.check_history and (unrequested := unrequested_on_the_wire(body.get("messages") or [])):
+            return 400, _error(unrequested)
         try:
             messages = wire_to_messages(body.get("messages") or [])
             tools = body.get("tools")

@@ -16,7 +16,13 @@ from langchain_openai import ChatOpenAI
 
 from helpers.graphs import tool_loop
 from helpers.models import get_chat_model, tool_results_summary
-from helpers.openai_endpoint import ScriptedOpenAIEndpoint, message_to_wire, wire_to_messages
+from helpers.openai_endpoint import (
+    ScriptedOpenAIEndpoint,
+    message_to_wire,
+    unanswered_on_the_wire,
+    unrequested_on_the_wire,
+    wire_to_messages,
+)
 from helpers.tools import make_city_tools
 
 BOTH = [{"name": "lookup_weather", "args": {"city": "Paris"}},
@@ -201,3 +207,59 @@ def test_one_client_works_across_event_loops(endpoint):
     first = asyncio.run(llm.ainvoke("q"))
     second = asyncio.run(llm.ainvoke("q"))
     assert first.tool_calls == second.tool_calls
+
+
+# -- check_history: the histories OpenAI refuses ----------------------------------------------------
+CALLED = AIMessage("", tool_calls=[{"name": "lookup_weather", "args": {"city": "Paris"}, "id": "call_1"}])
+
+
+def _sent(endpoint, history):
+    """What the endpoint (check_history=True) answers to `history`, through the real client."""
+    try:
+        chat(endpoint, max_retries=0).bind_tools(make_city_tools()).invoke(history)
+    except openai.BadRequestError:
+        pass
+    return endpoint.exchanges[-1].status, endpoint.exchanges[-1].response
+
+
+@pytest.mark.parametrize("history, message", [
+    ([HumanMessage("q"), CALLED, HumanMessage("again")],
+     "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
+     "'tool_call_id'. The following tool_call_ids did not have response messages: call_1"),
+    ([HumanMessage("q"), ToolMessage("sunny", tool_call_id="call_1"), HumanMessage("again")],
+     "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with "
+     "'tool_calls'."),
+    ([HumanMessage("q"), CALLED, ToolMessage("sunny", tool_call_id="call_1"), HumanMessage("again"),
+      ToolMessage("sunny", tool_call_id="call_1")],
+     "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with "
+     "'tool_calls'."),
+    ([HumanMessage("q"), CALLED, ToolMessage("sunny", tool_call_id="call_2")],
+     "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
+     "'tool_call_id'. The following tool_call_ids did not have response messages: call_1"),
+    ([HumanMessage("q"), CALLED, ToolMessage("sunny", tool_call_id="call_1"),
+      ToolMessage("sunny", tool_call_id="call_2")],
+     "Invalid parameter: 'tool_call_id' of 'call_2' not found in 'tool_calls' of previous message."),
+], ids=["unanswered", "orphan", "appended-after-a-question", "wrong-id-first-check-wins", "stray"])
+def test_check_history_refuses_what_openai_refuses_with_its_wording(history, message):
+    with ScriptedOpenAIEndpoint(["never sent"], check_history=True) as checking:
+        status, response = _sent(checking, history)
+    assert status == 400
+    assert response["error"]["message"] == message
+
+
+def test_check_history_accepts_a_history_whose_every_call_is_answered_right_after_it():
+    history = [HumanMessage("q"), CALLED, ToolMessage("sunny", tool_call_id="call_1"), AIMessage("Sunny."),
+               HumanMessage("thanks")]
+    with ScriptedOpenAIEndpoint(["unused", "unused", "you are welcome"], check_history=True) as checking:
+        status, response = _sent(checking, history)
+    assert status == 200
+    assert response["choices"][0]["message"]["content"] == "you are welcome"
+
+
+def test_the_wire_checks_read_roles_and_ids_only():
+    wire = [{"role": "user", "content": "q"},
+            {"role": "assistant", "content": None, "tool_calls": [{"id": "a", "type": "function",
+                                                                    "function": {"name": "f", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "a", "content": "x"}]
+    assert unanswered_on_the_wire(wire) == [] and unrequested_on_the_wire(wire) is None
+    assert unrequested_on_the_wire(wire[:1] + wire[2:]).startswith("Invalid parameter: messages with role 'tool'")
