@@ -22,14 +22,14 @@ from typing import Annotated
 
 import pytest
 from langchain.agents import create_agent
-from langchain.agents.middleware import AgentMiddleware, ToolErrorMiddleware
+from langchain.agents.middleware import AgentMiddleware, ToolErrorMiddleware, ToolRetryMiddleware
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import InjectedToolArg, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.config import get_store
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import InjectedStore, ToolNode, ToolRuntime
-from langgraph.runtime import Runtime
+from langgraph.runtime import ExecutionInfo, Runtime
 from langgraph.store.base import BaseStore
 from langgraph.store.base.batch import AsyncBatchedBaseStore
 from langgraph.store.memory import InMemoryStore
@@ -125,6 +125,13 @@ def test_tool_runtime_has_nine_fields_and_the_last_three_have_defaults():
     bare = ToolRuntime(state={}, context=None, config={}, stream_writer=NO_OP_WRITER, tool_call_id="t",
                        store=None)
     assert (bare.tools, bare.execution_info, bare.server_info) == ([], None, None)
+
+
+@lesson
+def test_execution_info_has_seven_fields():
+    assert [f.name for f in dataclasses.fields(ExecutionInfo)] == [
+        "checkpoint_id", "checkpoint_ns", "task_id", "thread_id", "run_id", "node_attempt",
+        "node_first_attempt_time"]
 
 
 @lesson
@@ -380,6 +387,32 @@ def test_with_an_interceptor_the_default_policy_and_false_still_let_the_missing_
     assert str(raised.value) == STORE_ERROR
 
 
+def _key_error_only(error: KeyError) -> str:
+    return f"handled as a KeyError: {error!r}"
+
+
+@lesson
+@pytest.mark.parametrize("policy", [KeyError, (KeyError,), _key_error_only],
+                         ids=["KeyError", "(KeyError,)", "a callable annotated KeyError"])
+def test_behind_an_interceptor_a_policy_for_another_type_still_answers_a_missing_injected_store(policy):
+    graph = _node_graph(ToolNode([save_note], handle_tool_errors=policy, wrap_tool_call=_unchanged))
+    reply = graph.invoke({"messages": [_ai(_call("save_note", "n1", text="x"))]})["messages"][-1]
+    assert reply.status == "error" and STORE_ERROR in reply.content
+    with pytest.raises(ValueError, match="Cannot inject store"):  # without the interceptor it escapes
+        _node_graph(ToolNode([save_note], handle_tool_errors=policy)).invoke(
+            {"messages": [_ai(_call("save_note", "n1", text="x"))]})
+
+
+@lesson
+def test_in_create_agent_tool_retry_middleware_retries_a_missing_injected_store_then_tells_the_model():
+    agent = create_agent(ScriptedChatModel(script=[[{"name": "save_note", "args": {"text": "hi"}}], "ok"]),
+                         [save_note], middleware=[ToolRetryMiddleware(initial_delay=0)])
+    reply = agent.invoke(ASK)["messages"][2]
+    assert reply.status == "error"
+    assert reply.content == (
+        f"Tool 'save_note' failed after 3 attempts with ValueError: {STORE_ERROR}. Please try again.")
+
+
 @lesson
 def test_an_awrap_tool_call_alone_is_skipped_under_invoke_so_the_missing_store_error_escapes_true():
     graph = _node_graph(ToolNode([save_note], handle_tool_errors=True, awrap_tool_call=_aunchanged))
@@ -518,6 +551,71 @@ def test_a_bare_tool_runtime_warns_for_every_context_right_or_wrong_and_never_wi
 def test_a_typed_tool_runtime_warns_only_for_a_context_of_the_wrong_type():
     assert {label: _warned(show_plan, **context) for label, context in CONTEXTS.items()} == {
         "none": False, "a Plan": False, "a dict": False, "a wrong value": True, "a wrong type": True}
+
+
+@lesson
+@pytest.mark.parametrize("agent", list(AGENTS))
+def test_a_typed_tool_runtime_given_another_dataclass_raises_attribute_error_before_the_tool_runs(agent):
+    ran = []
+
+    @tool
+    def show(runtime: ToolRuntime[Plan]) -> str:
+        "Show the plan."
+        ran.append(runtime.context)
+        return "shown"
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(AttributeError, match="^'UserContext' object has no attribute 'plan'"):
+            _agent_view(agent, show, Plan, context=UserContext("ann"))
+    assert ran == []
+
+
+@lesson
+def test_a_typed_tool_runtime_given_another_dataclass_is_answered_under_handle_tool_errors_true():
+    builder = StateGraph(MessagesState, context_schema=Plan)
+    builder.add_node("tools", ToolNode([show_plan], handle_tool_errors=True))
+    builder.add_edge(START, "tools")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = builder.compile().invoke({"messages": [_ai(_call("show_plan", "p1"))]},
+                                          context=UserContext("ann"))
+    reply = result["messages"][-1]
+    assert reply.status == "error" and "'UserContext' object has no attribute 'plan'" in reply.content
+
+
+@lesson
+@pytest.mark.parametrize("agent", list(AGENTS))
+def test_a_bare_tool_runtime_passes_a_dataclass_of_another_class_through_with_a_warning(agent):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        seen = _agent_view(agent, show_plan_bare, Plan, context=UserContext("ann"))
+    assert seen == "UserContext(user='ann')"
+    assert any("PydanticSerializationUnexpectedValue" in str(w.message) for w in caught)
+
+
+def _warned_fields(tool_, input_, *config):
+    import re
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ToolNode([tool_]).invoke(input_, *config, runtime=Runtime(context=Plan()))
+    return sorted({name for w in caught for name in re.findall(r"field_name='(\w+)'", str(w.message))})
+
+
+@lesson
+@pytest.mark.parametrize("tool_", [show_plan, show_plan_bare], ids=["ToolRuntime[Plan]", "bare ToolRuntime"])
+def test_a_standalone_toolnode_without_a_config_warns_about_the_configs_metadata_for_any_tool_runtime(tool_):
+    as_dict = {"messages": [_ai(_call(tool_.name, "c1"))]}
+    assert "metadata" in _warned_fields(tool_, as_dict)
+    assert "metadata" not in _warned_fields(tool_, as_dict, {"configurable": {"thread_id": "t-1"}})
+
+
+@lesson
+def test_a_standalone_toolnode_with_a_config_and_a_dict_judges_only_the_context():
+    as_dict, config = {"messages": [_ai(_call("show_plan", "c1"))]}, {"configurable": {"thread_id": "t-1"}}
+    assert _warned_fields(show_plan, as_dict, config) == []
+    assert _warned_fields(show_plan, [_ai(_call("show_plan", "c1"))], config) == ["state"]  # a bare list
 
 
 @lesson
@@ -914,6 +1012,33 @@ def test_a_shared_asyncio_lock_across_check_await_and_act_fetches_once():
 
     asyncio.run(main())
     assert gate.opened and fetches == ["EUR"]
+
+
+@lesson
+def test_under_ainvoke_a_sibling_acquiring_a_threading_lock_held_across_an_await_blocks_the_holders_loop():
+    lock, order = threading.Lock(), []
+
+    async def main():
+        arrived = asyncio.Event()
+
+        @tool
+        async def exchange_rate(currency: str) -> str:
+            "Look up an exchange rate (a threading.Lock held across an await)."
+            if lock.acquire(blocking=False):
+                order.append("holder awaits")
+                await asyncio.wait_for(arrived.wait(), timeout=5)
+                order.append("holder resumed")
+                lock.release()
+            else:
+                arrived.set()
+                order.append(f"sibling acquired: {lock.acquire(timeout=0.3)}")
+            return "ok"
+
+        await _one_tool_graph([exchange_rate]).ainvoke(TWO_RATES)
+
+    asyncio.run(main())
+    # the holder was ready as soon as the sibling arrived, yet ran only after the sibling gave up
+    assert order == ["holder awaits", "sibling acquired: False", "holder resumed"]
 
 
 @tool
