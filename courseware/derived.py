@@ -86,8 +86,9 @@ def _markdown_of(path: Path) -> str:
 # -- versions ----------------------------------------------------------------------------------------
 HISTORICAL: dict[str, set[str]] = {
     # the compatibility matrix's releases (scripts/compat.py) and the releases a lesson names
-    "langgraph": {"0.6", "0.6.11", "1.0", "1.0.0", "1.0.10", "1.1.10", "1.2.20"},
-    "langgraph-prebuilt": {"1.0", "1.0.0", "1.0.1", "1.0.8", "1.0.11", "1.0.13"},
+    "langgraph": {"0.6", "0.6.11", "1.0", "1.0.0", "1.0.5", "1.0.6", "1.0.10", "1.1.4", "1.1.10", "1.2.20"},
+    "langgraph-prebuilt": {"1.0", "1.0.0", "1.0.1", "1.0.2", "1.0.8", "1.0.11", "1.0.13", "1.1.0", "1.1.1",
+                           "1.1.2"},
     "langchain-mcp-adapters": {"0.3.0"},
     "langchain-core": {"1.0.4", "1.8.2"},
 }
