@@ -3,9 +3,10 @@
 `docs/cheatsheet.en.md` (ToolNode's rules) and `docs/cheatsheet-agent.en.md` (tools in a running
 agent) cite the lessons' own contract tests wherever those exercise the rule as the sheet states it.
 The tests here cover the rest: a form the sheet names that the lesson's tests leave out (every error
-policy, not two of them; a graph inside a tool as well as inside a chain; `ToolNode.invoke` given the
-keyword a graph ignores). Each is marked with the lesson that teaches the rule, so a failure after an
-upgrade names both the lesson and the sheet's rule (the comment above each group gives its number).
+policy, not two of them; a graph inside a ToolNode's tool as well as inside a chain; an injected
+parameter an `extra="forbid"` schema leaves out). Each is marked with the lesson that teaches the
+rule, so a failure after an upgrade names both the lesson and the sheet's rule (the comment above
+each group gives its number).
 """
 
 from __future__ import annotations
@@ -74,19 +75,6 @@ def only_validation_errors(error: ValidationError) -> str:
 def divide(a: int, b: int) -> float:
     """Divide a by b."""
     return a / b
-
-
-# -- first sheet, rule 8: ToolNode's own invoke takes no max_concurrency keyword ---------------------
-@lesson_03
-@pytest.mark.parametrize("method", ["invoke", "ainvoke"])
-def test_toolnode_invoke_refuses_a_max_concurrency_keyword_with_a_type_error(method):
-    """A graph's invoke swallows unknown keywords; ToolNode's passes them on to its `_func`/`_afunc`."""
-    node, request = ToolNode([divide]), [ai(call("divide", a=4, b=2))]
-    with pytest.raises(TypeError, match=r"_a?func\(\) got an unexpected keyword argument 'max_concurrency'"):
-        if method == "invoke":
-            node.invoke(request, max_concurrency=2, runtime=RT)
-        else:
-            asyncio.run(node.ainvoke(request, max_concurrency=2, runtime=RT))
 
 
 # -- first sheet, rule 11: a resume value that fails its response_schema is never answered -----------
