@@ -188,6 +188,15 @@ def test_calling_the_tool_directly_raises_pydantics_validation_error():
         search.invoke({"query": 3})
 
 
+@lesson
+def test_a_tools_own_handle_validation_error_answers_a_direct_call_and_replaces_toolnodes_message():
+    assert search.handle_validation_error is False  # unset by default
+    lenient = search.model_copy(update={"handle_validation_error": True})
+    assert lenient.invoke({"query": 3}) == "Tool input validation error"
+    (answer,) = _run([lenient], ("search", {"query": 3}))
+    assert (answer.status, answer.content) == ("error", "Tool input validation error")
+
+
 # -- 2. parse_docstring --------------------------------------------------------------------------
 def _forecast(city: str, days: int = 1) -> str:
     """Look up the weather forecast.
@@ -737,6 +746,33 @@ def test_strict_alone_does_not_refuse_an_undeclared_toolruntime():
 
     (answer,) = _run([_lookup(StrictOnly)], ("lookup", {"query": "lamp"}))
     assert (answer.status, answer.content) == ("success", "'lamp' for call_0")
+
+
+@tool
+def _lookup_signature_only(query: str, runtime: ToolRuntime) -> str:
+    """Look a query up."""
+    return f"{query!r} for {runtime.tool_call_id}"
+
+
+def _warned_fields(run):
+    import re
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run()
+    return sorted({name for w in caught for name in re.findall(r"field_name='(\w+)'", str(w.message))})
+
+
+@lesson
+@pytest.mark.parametrize("make", [lambda: _lookup(_StrictQueryWithRuntime), lambda: _lookup_signature_only],
+                         ids=["in the schema", "in the signature only"])
+def test_a_toolruntime_tool_warns_in_a_standalone_toolnode_without_a_config_and_not_in_a_graph(make):
+    lookup = make()
+    call = (lookup.name, {"query": "lamp"})
+    assert _warned_fields(lambda: _run([lookup], call)) == ["metadata", "state"]  # no config, a bare list
+    assert _warned_fields(lambda: ToolNode([lookup]).invoke(
+        {"messages": _ask(call)}, {"configurable": {"thread_id": "t"}}, runtime=Runtime())) == []
+    assert _warned_fields(lambda: _graph(lookup).invoke({"messages": _ask(call)})) == []
 
 
 @lesson
