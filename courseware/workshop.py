@@ -70,6 +70,8 @@ class Block:
 
 
 PLAN: tuple[Block, ...] = (
+    Block("Welcome · housekeeping, pairs", "welcome", fixed=10,
+          does="names, the day's plan, Wi-Fi not needed, pairs formed, laptops open on lesson 00"),
     Block("Opening · 00 Start here", "demo", Part("notebooks/00_start_here.ipynb", ("§1", "§3")),
           does="the opening deck; the map; the pre-flight check run by everyone"),
     Block("01 · Sequential vs asyncio.gather", "demo",
@@ -84,7 +86,7 @@ PLAN: tuple[Block, ...] = (
           does="from the live-coding copy: anatomy of a call, the allow-list, the minimal node"),
     Block("03 · The built-in ToolNode: standalone and its errors", "demo",
           Part("notebooks/03_builtin_toolnode.ipynb", ("§1", "§2", "§4")),
-          does="the 'N/A' error; every handle_tool_errors form, predicted before each run"),
+          does="the 'N/A' error; what the default policy answers and what it raises, predicted first"),
     Block("Break", "break", fixed=10),
     Block("05 highlights · how return values become ToolMessage content", "highlights",
           Part("notebooks/05_return_types.ipynb", ("§5",)),
@@ -98,6 +100,17 @@ PLAN: tuple[Block, ...] = (
 """The plan: which parts each block covers, in order. Minutes are computed from the notebooks."""
 
 SCRIPT: dict[str, dict] = {
+    "welcome": {
+        "say": "Who we are, the plan on the wall, breaks at the times shown; no Wi-Fi or API key needed "
+               "today. Sit in pairs: one laptop runs, the other reads the prediction aloud.",
+        "show": "the agenda; where the helpers sit; how to flag being stuck (a sticky note on the lid)",
+        "checkpoint": "every pair has lesson 00 open in JupyterLab",
+        "cut": "introductions round the room: names only",
+        "helpers": "walk the room: a laptop without JupyterLab open is the first to help",
+        "questions": [
+            ("Can I work alone?", "Yes, but predict out loud to yourself: the checks reward it."),
+        ],
+    },
     "opening": {
         "say": "Three hours, offline, on your laptop: how LangGraph runs the tools a model asks for. "
                "We predict before we run; your timings differ from mine and the checks still pass.",
@@ -157,12 +170,15 @@ SCRIPT: dict[str, dict] = {
     "03 · The built-in ToolNode: standalone and its errors": {
         "say": "ToolNode outside a graph needs its runtime; inside, errors follow `handle_tool_errors`: "
                "by default argument errors become messages and everything else raises.",
-        "show": "§2's `'N/A'` error and its fix; §4: predict each handle_tool_errors form before running it",
+        "show": "§2's `'N/A'` error and its fix; §4: predict what the default does with a bad argument, "
+                "an unknown tool and a ValueError before running each",
         "checkpoint": "the room can say what the default policy does with a ValueError",
-        "cut": "§1 (03 §2 shows the same node); the matrix's last two forms",
+        "cut": "§1 (03 §2 shows the same node); every other handle_tool_errors form is deep dive 7, homework",
         "helpers": "a `raises-exception` cell is meant to fail: check the error is the one the prose names",
         "questions": [
-            ("Doesn't ToolNode catch errors?", "Not by default since 1.0.1: set `handle_tool_errors`."),
+            ("Doesn't ToolNode catch errors?",
+             "Not every error: since release 1.0.2 of langgraph-prebuilt the default answers argument "
+             "errors and raises the rest; set `handle_tool_errors`."),
             ("Does it run the calls at once?",
              "Yes, §3 (homework): a thread pool under invoke, gather under ainvoke."),
         ],
@@ -478,6 +494,14 @@ the first line of the check's message: that is where to start the next session.
 """
 
 
+def script_of(block: Block) -> dict:
+    """The facilitator's script for a block: the welcome's and the opening's by their role, any
+    other block's by its title."""
+    if block.kind == "welcome":
+        return SCRIPT["welcome"]
+    return SCRIPT["opening" if block.title.startswith("Opening") else block.title]
+
+
 def facilitator_markdown(plan: tuple[Block, ...] = PLAN) -> str:
     """docs/workshop/facilitator.md: the script of SCRIPT with each block's clock times."""
     out = [FACILITATOR_HEAD]
@@ -488,7 +512,7 @@ def facilitator_markdown(plan: tuple[Block, ...] = PLAN) -> str:
             out.append(f"Back at **{clock(block.start + block.minutes)}**. Helpers: the laptops that were "
                        "stuck in the last block.\n")
             continue
-        script = SCRIPT["opening"] if block.start == 0 else SCRIPT[block.title]
+        script = script_of(block)
         if block.run_cells:
             labels = ", ".join(f"[{n}]" for n in execution_counts(block.part.notebook, list(block.run_cells)))
             out.append(f"Open `{block.part.notebook}`, run only the cells {labels} (select them, "

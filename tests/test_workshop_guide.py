@@ -133,5 +133,5 @@ def test_the_facilitator_script_is_printed_from_the_agenda():
         "docs/workshop/facilitator.md is stale: run python -m courseware.workshop write-guide")
     for block in workshop.agenda():
         if block.kind != "break":
-            script = workshop.SCRIPT["opening"] if block.start == 0 else workshop.SCRIPT[block.title]
+            script = workshop.script_of(block)
             assert {"say", "show", "checkpoint", "cut", "helpers", "questions"} <= set(script), block.title
