@@ -41,7 +41,8 @@ def _tools(effects, service):
         """Notify the user."""
         effects.append(f"notify {user}")
         if not service["up"]:
-            time.sleep(0.1)  # as in the lesson: `charge`'s answer is saved before the failure stops the step
+            if service.get("fails_after", 0.1):  # as in the lesson: `charge`'s answer is saved first
+                time.sleep(service.get("fails_after", 0.1))
             raise ConnectionError("notification service is down")
         return f"notified {user}"
 
@@ -82,6 +83,95 @@ def test_a_raise_in_a_toolnode_batch_leaves_every_call_unanswered_although_the_s
     assert sorted(effects) == ["charge 5", "notify ann"]
     assert unanswered_tool_calls(snapshot.values["messages"]) == ["call_0_0", "call_0_1"]
     assert len(snapshot.tasks) == 1 and "ConnectionError" in str(snapshot.tasks[0].error)
+
+
+REVERSED = [TURN[0][::-1], "all done"]  # notify listed first
+
+
+def _crash_at_once(script, crashes=20):
+    """Crash a fresh batch `crashes` times under invoke, notify failing at once: the effects of each."""
+    outcomes = []
+    for _ in range(crashes):
+        effects, service = [], {"up": False, "fails_after": 0}
+        graph = _batch(ScriptedChatModel(script=script), _tools(effects, service))
+        config = {"configurable": {"thread_id": "t"}}
+        with pytest.raises(ConnectionError):
+            graph.invoke(ASK, config)
+        assert unanswered_tool_calls(graph.get_state(config).values["messages"]) == ["call_0_0", "call_0_1"]
+        outcomes.append(effects)
+    return outcomes
+
+
+@lesson
+def test_under_invoke_a_batch_sibling_listed_before_the_failing_call_always_runs_and_loses_its_answer():
+    # executor.map collects the results in list order: charge's is waited for before notify's error
+    assert all("charge 5" in effects for effects in _crash_at_once(TURN))
+
+
+@lesson
+def test_under_invoke_a_batch_sibling_listed_after_a_call_that_fails_at_once_is_mostly_cancelled_unstarted():
+    # a race the failing call almost always wins when it raises before waiting on anything (a
+    # time.sleep(0) is enough to let the sibling's thread start): the pool's futures not yet started
+    # are cancelled. Observed: none or one run in 20 crashes, also under two CPU hogs; pinned as
+    # "in fewer than half", as the lesson prints it
+    assert sum("charge 5" in effects for effects in _crash_at_once(REVERSED)) < 10
+
+
+@lesson
+def test_under_invoke_a_batch_sibling_already_running_when_a_call_fails_finishes_and_loses_its_answer():
+    effects, charging, failing = [], threading.Event(), threading.Event()
+
+    @tool
+    def charge(amount: int) -> str:
+        """Charge the customer."""
+        charging.set()
+        assert failing.wait(10)
+        effects.append(f"charge {amount}")
+        return f"charged {amount}"
+
+    @tool
+    def notify(user: str) -> str:
+        """Notify the user."""
+        assert charging.wait(10)  # charge is running
+        failing.set()
+        raise ConnectionError("notification service is down")
+
+    graph = _batch(ScriptedChatModel(script=REVERSED), [charge, notify])
+    config = {"configurable": {"thread_id": "t"}}
+    with pytest.raises(ConnectionError):
+        graph.invoke(ASK, config)
+    assert effects == ["charge 5"]
+    assert unanswered_tool_calls(graph.get_state(config).values["messages"]) == ["call_0_0", "call_0_1"]
+
+
+@lesson
+def test_under_ainvoke_every_call_of_a_failing_batch_runs_and_loses_its_answer():
+    effects, charged = [], threading.Event()
+
+    @tool
+    def charge(amount: int) -> str:
+        """Charge the customer."""
+        effects.append(f"charge {amount}")
+        charged.set()
+        return f"charged {amount}"
+
+    @tool
+    def notify(user: str) -> str:
+        """Notify the user."""
+        raise ConnectionError("notification service is down")
+
+    graph = _batch(ScriptedChatModel(script=REVERSED), [charge, notify])
+    config = {"configurable": {"thread_id": "t"}}
+
+    async def run():
+        with pytest.raises(ConnectionError):
+            await graph.ainvoke(ASK, config)
+        assert await asyncio.to_thread(charged.wait, 10)  # started with the batch, so it finishes
+        return await graph.aget_state(config)
+
+    snapshot = asyncio.run(run())
+    assert effects == ["charge 5"]
+    assert unanswered_tool_calls(snapshot.values["messages"]) == ["call_0_0", "call_0_1"]
 
 
 @lesson
@@ -221,6 +311,23 @@ def test_answers_appended_after_a_new_message_still_leave_the_history_rejected()
             {"role": "tool", "tool_call_id": "c1", "content": "late"}]
     assert unanswered_on_the_wire(wire) == ["c1"]
     assert unanswered_on_the_wire([wire[0], wire[1], wire[3], wire[2]]) == []
+
+
+@lesson
+def test_deleting_the_aimessage_leaves_create_agents_kept_answer_orphaned_and_the_provider_refuses_it():
+    from langchain_openai.chat_models.base import OpenAIInvalidRequestError
+
+    from helpers.openai_endpoint import ScriptedOpenAIEndpoint
+
+    with ScriptedOpenAIEndpoint([TURN[0], "back on track"], check_history=True) as endpoint:
+        graph, config = _crashed_on_the_wire(endpoint, build=_agent)
+        kept = [m for m in graph.get_state(config).values["messages"] if not getattr(m, "tool_calls", None)]
+        assert [type(m).__name__ for m in kept] == ["HumanMessage", "ToolMessage"]  # charge's answer kept
+        graph.update_state(config, {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *kept]},
+                           as_node="tools")
+        refused = "messages with role 'tool' must be a response to a preceeding message with 'tool_calls'"
+        with pytest.raises(OpenAIInvalidRequestError, match=refused):
+            graph.invoke({"messages": [HumanMessage("Never mind")]}, config)
 
 
 def _slow_tools(finished, sync_done, release):
@@ -381,6 +488,112 @@ def test_under_invoke_even_an_async_def_node_with_a_timeout_is_refused_when_its_
     assert ran == ["first"]
     assert asyncio.run(graph.ainvoke({"messages": [HumanMessage("go")]})) is not None  # fine under ainvoke
     assert ran == ["first", "first", "timed"]
+
+
+# step_timeout, the graph-wide deadline of each step (deep dive 7)
+def _report_graph(report_done, finish):
+    @tool
+    def slow_report(query: str) -> str:
+        """Build a report (slow)."""
+        finish()
+        report_done.set()
+        return "report ready"
+
+    script = [[{"name": "slow_report", "args": {"query": "sales"}}], "report sent"]
+    graph = _batch(ScriptedChatModel(script=script), [slow_report])
+    graph.step_timeout = 0.5  # an attribute of the compiled graph; compile() takes no such argument
+    return graph
+
+
+@lesson
+@pytest.mark.timing
+def test_step_timeout_under_invoke_raises_only_after_the_steps_sync_tool_returned():
+    report_done = threading.Event()
+    graph = _report_graph(report_done, lambda: time.sleep(1.5))  # three times the deadline
+    with pytest.raises(TimeoutError, match="Timed out"):
+        graph.invoke({"messages": [HumanMessage("go")]}, {"configurable": {"thread_id": "t"}})
+    assert report_done.is_set()
+
+
+@lesson
+@pytest.mark.timing
+def test_after_a_step_timeout_under_invoke_the_thread_looks_finished_but_a_resume_runs_the_model():
+    report_done = threading.Event()
+    graph = _report_graph(report_done, lambda: time.sleep(1.5))
+    config = {"configurable": {"thread_id": "t"}}
+    with pytest.raises(TimeoutError):
+        graph.invoke({"messages": [HumanMessage("go")]}, config)
+    snapshot = graph.get_state(config)
+    assert snapshot.next == ()
+    assert unanswered_tool_calls(snapshot.values["messages"]) == []
+    assert [(task.name, task.error) for task in snapshot.tasks] == [("tools", None)]
+    assert graph.invoke(None, config)["messages"][-1].content == "report sent"
+
+
+@lesson
+@pytest.mark.timing
+def test_step_timeout_under_ainvoke_raises_at_the_deadline_cancels_the_step_and_the_sync_thread_runs_on():
+    finished, sync_done, release = [], threading.Event(), threading.Event()
+    tools = _slow_tools(finished, sync_done, release)
+    graph = _batch(ScriptedChatModel(script=SLOW), tools)
+    graph.step_timeout = 0.5
+    config = {"configurable": {"thread_id": "t"}}
+
+    async def run():
+        with pytest.raises(TimeoutError):
+            await graph.ainvoke({"messages": [HumanMessage("go")]}, config)
+        right_after = list(finished)
+        release.set()  # the sync tool's work ends only now, after the deadline
+        assert await asyncio.to_thread(sync_done.wait, 10)
+        return right_after, await graph.aget_state(config)
+
+    right_after, snapshot = asyncio.run(run())
+    assert right_after == [] and finished == ["slow_sync"]
+    assert snapshot.next == ("tools",)
+    assert unanswered_tool_calls(snapshot.values["messages"]) == ["call_0_0", "call_0_1"]
+
+
+# TimeoutPolicy(idle_timeout=...): a node that makes no progress (deep dive 7)
+def _crawl_graph(report: bool):
+    from langchain_core.messages import AIMessage
+    from langgraph.config import get_stream_writer
+    from langgraph.types import TimeoutPolicy
+
+    @tool
+    async def crawl(pages: int) -> str:
+        """Crawl pages one by one."""
+        write = get_stream_writer()
+        for page in range(pages):
+            await asyncio.sleep(0.1)
+            if report:
+                write({"page": page})
+        return f"crawled {pages} pages"
+
+    graph = StateGraph(MessagesState).add_node(
+        "tools", ToolNode([crawl]), timeout=TimeoutPolicy(idle_timeout=1.0)).add_edge(START, "tools").compile()
+    call = AIMessage("", tool_calls=[{"name": "crawl", "args": {"pages": 15}, "id": "crawl"}])
+    return graph, {"messages": [call]}
+
+
+@lesson
+@pytest.mark.timing
+def test_an_idle_timeout_stops_a_node_that_makes_no_progress():
+    from langgraph.errors import NodeTimeoutError
+
+    graph, inputs = _crawl_graph(report=False)  # 1.5 s of work, no progress in between
+    with pytest.raises(NodeTimeoutError, match="idle timeout") as stopped:
+        asyncio.run(graph.ainvoke(inputs))
+    assert stopped.value.kind == "idle"
+
+
+@lesson
+@pytest.mark.timing
+def test_an_idle_timeout_spares_a_node_that_reports_progress_through_the_stream_writer():
+    graph, inputs = _crawl_graph(report=True)  # 1.5 s of work, a chunk every 0.1 s
+    started = time.monotonic()
+    result = asyncio.run(graph.ainvoke(inputs))
+    assert result["messages"][-1].content == "crawled 15 pages"
+    assert time.monotonic() - started > 1.0  # it ran past the idle timeout
 
 
 @lesson
@@ -658,3 +871,34 @@ def test_a_drain_under_sync_invoke_requested_from_another_thread_stops_the_same_
     assert unanswered_tool_calls(snapshot.values["messages"]) == []
     assert graph.invoke(None, config)["messages"][-1].content == "all three steps done"
     assert done == [1, 2, 3]
+
+
+@lesson
+def test_a_drained_run_control_stops_the_next_run_it_is_passed_before_its_first_step():
+    from langchain.agents import create_agent
+    from langgraph.errors import GraphDrained
+    from langgraph.runtime import RunControl
+
+    done, model_turns = [], []
+
+    @tool
+    async def job_step(n: int) -> str:
+        """Do one step of a long job."""
+        done.append(n)
+        return f"step {n} done"
+
+    def counting(messages):
+        model_turns.append(len(messages))
+        return STEPS[len(model_turns) - 1]
+
+    graph = create_agent(ScriptedChatModel(script=[counting] * 4), [job_step], checkpointer=InMemorySaver())
+    control = RunControl()
+    control.request_drain("user pressed stop")  # a control drained by an earlier run
+
+    async def run():
+        with pytest.raises(GraphDrained, match="user pressed stop"):
+            await graph.ainvoke({"messages": [HumanMessage("run the job again")]},
+                                {"configurable": {"thread_id": "again"}}, control=control)
+
+    asyncio.run(run())
+    assert done == [] and model_turns == []
