@@ -24,10 +24,12 @@ from langchain.agents.middleware import ToolErrorMiddleware, wrap_tool_call
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 from langchain_core.tools import InjectedToolCallId, StructuredTool, tool
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.errors import GraphBubbleUp, is_invalid_resume
 from langgraph.graph import END, START, MessagesState, StateGraph, add_messages
 from langgraph.prebuilt import ToolNode, ToolRuntime, create_react_agent, tools_condition
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Send, interrupt
+from pydantic import BaseModel, ValidationError
 
 from helpers.agents import conversation, route_after_model, tool_task_inputs
 from helpers.batch import TimedToolArgs, make_timed_tools, tool_calls_message
@@ -672,6 +674,89 @@ def test_single_batch_lets_async_siblings_finish_and_drops_their_results():
     assert async_sibling_fate("batch") == ("finished", ["human", "ai"])
 
 
+@lesson
+@pytest.mark.timing  # the queued call stays queued while the others hold their threads (0.6 s, 1.0 s)
+def test_under_invoke_siblings_still_queued_when_a_call_fails_are_dropped_and_rerun():
+    starts, service, hold = Counter(), {"up": False}, {"Paris": 0.6, "London": 1.0, "Tokyo": 0.0}
+
+    @tool
+    def held_weather(city: str) -> str:
+        """Look up today's weather for a city; it takes a while."""
+        starts[city] += 1
+        time.sleep(hold[city])
+        return weather_report(city)
+
+    @tool
+    def failing_traffic(city: str) -> str:
+        """Look up live traffic for a city (its service is down at first)."""
+        if not service["up"]:
+            time.sleep(0.1)
+            raise ConnectionError(f"traffic service unreachable for {city}")
+        return f"{city}: light traffic"
+
+    calls = [{"name": "held_weather", "args": {"city": "Paris"}},
+             {"name": "failing_traffic", "args": {"city": "Paris"}},
+             {"name": "held_weather", "args": {"city": "London"}},  # right behind the failure: either way
+             {"name": "held_weather", "args": {"city": "Tokyo"}}]
+    agent = agent_for([calls, tool_results_summary], [held_weather, failing_traffic],
+                      checkpointer=InMemorySaver())
+    config = {**THREAD, "max_concurrency": 2}
+    with pytest.raises(ConnectionError):
+        agent.invoke(QUESTION, config)
+    answers = " ".join(m.content for m in agent.get_state(THREAD).values["messages"] if m.type == "tool")
+    before = Counter(starts)
+    starts.clear()
+    service["up"] = True
+    agent.invoke(None, config)
+    assert (before["Paris"], "Paris" in answers, starts["Paris"]) == (1, True, 0), "started: kept, not re-run"
+    assert (before["Tokyo"], "Tokyo" in answers, starts["Tokyo"]) == (0, False, 1), "queued: dropped, re-run"
+
+
+@lesson
+@pytest.mark.parametrize("kind", ["async", "sync"])
+def test_under_ainvoke_a_finished_sibling_is_kept_and_not_rerun(kind):
+    starts, service, saved = Counter(), {"up": False}, threading.Event()
+
+    def quick(city: str) -> str:
+        """Look up today's weather for a city, quickly."""
+        starts["quick_weather"] += 1
+        return weather_report(city)
+
+    async def aquick(city: str) -> str:
+        return quick(city)
+
+    weather = (StructuredTool.from_function(coroutine=aquick, name="quick_weather", description="Weather.")
+               if kind == "async" else StructuredTool.from_function(func=quick, name="quick_weather"))
+
+    @tool
+    async def traffic_after_weather(city: str) -> str:
+        """Look up live traffic for a city, once the weather's answer is saved."""
+        starts["traffic_after_weather"] += 1
+        deadline = time.monotonic() + 5
+        while not saved.is_set() and time.monotonic() < deadline:  # an event, not a head start
+            await asyncio.sleep(0.01)
+        if not service["up"]:
+            raise ConnectionError(f"traffic service unreachable for {city}")
+        return f"{city}: light traffic"
+
+    calls = [{"name": "quick_weather", "args": {"city": "Paris"}},
+             {"name": "traffic_after_weather", "args": {"city": "Paris"}}]
+    agent = agent_for([calls, tool_results_summary], [weather, traffic_after_weather],
+                      checkpointer=AnswerSavedSaver("quick_weather", saved))
+
+    async def fail_then_retry():
+        with pytest.raises(ConnectionError):
+            await agent.ainvoke(QUESTION, THREAD)
+        kept = types(agent.get_state(THREAD).values["messages"])
+        starts.clear()
+        service["up"] = True
+        await agent.ainvoke(None, THREAD)
+        return kept
+
+    assert asyncio.run(fail_then_retry()) == ["human", "ai", "tool"], "the finished sibling's answer is saved"
+    assert dict(starts) == {"traffic_after_weather": 1}, "the retry runs only the failed call"
+
+
 def plain_def_sibling_under_ainvoke(which):
     """A plain `def` booking (a side effect) beside a failing async call under `ainvoke`; then a retry."""
     booked = []  # the side effect: one entry per booking that really happened
@@ -768,6 +853,32 @@ def test_agent_delivers_only_one_of_several_parent_hand_offs():
 
 
 @tool
+def hand_off_by_name(to: str) -> Command:
+    """Hand the work to a worker of the parent graph by its name: A or B."""
+    return Command(graph=Command.PARENT, goto=to)
+
+
+def parent_visits_by_name(which):
+    hand_offs = [{"name": "hand_off_by_name", "args": {"to": w}} for w in ("A", "B")]
+    builder = StateGraph(Parent)
+    builder.add_node("agent", both([hand_offs, tool_results_summary], [hand_off_by_name])[which])
+    builder.add_node("A", lambda payload: {"visited": ["A"]})
+    builder.add_node("B", lambda payload: {"visited": ["B"]})
+    builder.add_edge(START, "agent")
+    return builder.compile().invoke({"messages": QUESTION["messages"], "visited": []})["visited"]
+
+
+@lesson
+def test_single_batch_delivers_only_the_first_of_two_parent_hand_offs_by_name():
+    assert parent_visits_by_name("batch") == ["A"], "only goto lists of Sends are merged"
+
+
+@lesson
+def test_agent_delivers_only_one_of_two_parent_hand_offs_by_name():
+    assert parent_visits_by_name("agent") in (["A"], ["B"])
+
+
+@tool
 def finish(reason: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> Command:
     """Stop the loop."""
     return Command(update={"messages": [ToolMessage(f"finished: {reason}", tool_call_id=tool_call_id)]},
@@ -832,6 +943,61 @@ def test_tool_error_middleware_turns_chosen_exceptions_into_error_messages():
         ("success", "Paris: sunny, 25 °C"),
         ("error", "lookup_traffic is unavailable right now; answer without it."),
     ]
+
+
+class Approval(BaseModel):
+    ok: bool
+
+
+@tool
+def delete_file(path: str) -> str:
+    """Delete a file once a human approves."""
+    return "deleted" if interrupt(f"Delete {path}?", response_schema=Approval).ok else "kept"
+
+
+def refused_resume_outcome(middleware):
+    """Pause at the approval, resume with a value the schema refuses: 'paused' or what the model read."""
+    script = [[{"name": "delete_file", "args": {"path": "notes.txt"}}], tool_results_summary]
+    agent = agent_for(script, [delete_file], middleware=middleware, checkpointer=InMemorySaver())
+    agent.invoke(QUESTION, THREAD)
+    try:
+        return agent.invoke(Command(resume={"ok": "perhaps"}), THREAD)["messages"][2].content
+    except ValidationError as refused:
+        assert is_invalid_resume(refused) and agent.get_state(THREAD).interrupts
+        assert agent.invoke(Command(resume={"ok": True}), THREAD)["messages"][2].content == "deleted"
+        return "paused"
+
+
+def _answer_everything(exc, request):
+    return f"{request.tool_call['name']} failed: {type(exc).__name__}"
+
+
+@lesson
+@pytest.mark.parametrize(("on_error", "outcome"), [
+    (_answer_everything, "delete_file failed: ValidationError"),
+    (lambda exc, request: None if is_invalid_resume(exc) else _answer_everything(exc, request), "paused"),
+], ids=["catch-all", "none-for-an-invalid-resume"])
+def test_tool_error_middleware_hands_a_refused_resume_value_to_on_error(on_error, outcome):
+    assert refused_resume_outcome([ToolErrorMiddleware(on_error)]) == outcome
+
+
+@lesson
+@pytest.mark.parametrize(("also_invalid_resume", "outcome"), [
+    (False, "delete_file failed: ValidationError"), (True, "paused")],
+    ids=["graph-bubble-up-only", "and-is-invalid-resume"])
+def test_a_wrapper_must_re_raise_a_refused_resume_value_besides_graph_bubble_up(also_invalid_resume, outcome):
+    def guarded(request, execute):  # lesson 09, section 5's recipe
+        try:
+            return execute(request)
+        except GraphBubbleUp:
+            raise
+        except Exception as exc:
+            if also_invalid_resume and is_invalid_resume(exc):
+                raise
+            return ToolMessage(_answer_everything(exc, request), tool_call_id=request.tool_call["id"],
+                               status="error")
+
+    assert refused_resume_outcome([wrap_tool_call(guarded)]) == outcome
 
 
 # -- section 5: middleware is the interceptor -------------------------------------------------------
