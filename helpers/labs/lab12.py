@@ -308,7 +308,9 @@ def _raised(error: LearnerRaised, budget: int) -> CheckFailed:
             expected=f"the run to end once {budget} tool call(s) ran",
             observed=f"{original} — the budget did not end the run",
             why="`exit_behavior='continue'` (the default) answers the calls over budget with an error and "
-            "lets the model go on: a model that keeps asking never stops. `exit_behavior='end'` ends the run",
+            "lets the model go on: a model that keeps asking goes on until the step limit raises "
+            "(create_agent binds 9999). `exit_behavior='end'` ends the run (so would a second limit that "
+            "ends it, e.g. a ModelCallLimitMiddleware with exit_behavior='end')",
             where=section(STREAMING, BUDGET),
         )
     if isinstance(original, GraphRecursionError):
@@ -528,7 +530,8 @@ q1 = Exercise(
         "Lesson 11 §5: `ToolCallLimitMiddleware` counts tool calls and decides what happens at the limit. "
         "Which `exit_behavior` stops a model that keeps asking, and which limit counts per question?",
         "`create_agent(model, tools, checkpointer=checkpointer, middleware=[ToolCallLimitMiddleware("
-        "run_limit=budget, exit_behavior='end')])` — 'continue' lets the model go on forever, 'error' "
+        "run_limit=budget, exit_behavior='end')])` — 'continue' lets the model go on until the step limit "
+        "raises, 'error' "
         "raises, and `thread_limit` would count the thread's earlier questions too.",
     ),
 )
@@ -718,8 +721,8 @@ def check_progress(
         if not answers or answers[0].status != "error":
             raise fail(
                 f"page {broken + 1} of 4 fails: the tool reported success",
-                expected="the fetch's ConnectionError to leave the tool (ToolNode turns it into an "
-                "error ToolMessage)",
+                expected="the fetch's ConnectionError to leave the tool (this check's ToolNode, built "
+                "with `handle_tool_errors=True`, turns it into an error ToolMessage)",
                 observed=f"{answers[0].content!r} [{answers[0].status}]" if answers else "no ToolMessage",
                 why="a crawl that swallows the failure tells the model it has every page: let the error out",
                 where=section(STREAMING, PROGRESS),
@@ -1056,8 +1059,8 @@ def _repair_case(repair: Any, rng: random.Random, kind: str) -> None:
                 "the repair ran tools again",
                 expected="no tool runs during a repair",
                 observed=f"ran again: {effects.done[len(effects_before) :]}, then {error}"[:220],
-                why="resuming (`graph.invoke(None, config)`) re-runs the failed step — the customer charged "
-                "again, the service still down: write the answers with `update_state` instead",
+                why="resuming (`graph.invoke(None, config)`) re-runs the failed step — a payment may run "
+                "again, and the service is still down: write the answers with `update_state` instead",
                 where=section(RECOVERY, RESUME),
             ) from None
         if "update_state" in str(error) and "langgraph raised" in str(error):
@@ -1107,8 +1110,8 @@ def _repair_case(repair: Any, rng: random.Random, kind: str) -> None:
             "the repair ran tools again",
             expected="no tool runs during a repair",
             observed=f"ran again: {effects.done[len(effects_before) :]}",
-            why="resuming re-runs the failed step (the customer charged again, the service still down): "
-            "write the answers with `update_state` instead",
+            why="resuming re-runs the failed step (a payment may run again, and the service is still "
+            "down): write the answers with `update_state` instead",
             where=section(RECOVERY, RESUME),
         )
     ran = sorted(
@@ -1175,7 +1178,8 @@ def _repair_case(repair: Any, rng: random.Random, kind: str) -> None:
             expected="every question and every model turn kept (the history is the conversation)",
             observed=f"gone: {[(type(m).__name__, str(m.content)[:30] or 'tool calls') for m in lost]}",
             why="deleting the AIMessage that made the calls hides the problem and loses what the model "
-            "asked for: answer its calls instead",
+            "asked for — and an answer that exists then follows no call, which the provider refuses too: "
+            "answer its calls instead",
             where=where,
         )
     if [i for i in after_ids if i in {m.id for m in originals}] != [m.id for m in originals]:
