@@ -554,9 +554,10 @@ def test_step_timeout_under_ainvoke_raises_at_the_deadline_cancels_the_step_and_
 
 
 # TimeoutPolicy(idle_timeout=...): a node that makes no progress (deep dive 7)
-def _crawl_graph(report: bool):
+def _crawl_graph(report: str | None):
     from langchain_core.messages import AIMessage
     from langgraph.config import get_stream_writer
+    from langgraph.runtime import get_runtime
     from langgraph.types import TimeoutPolicy
 
     @tool
@@ -565,8 +566,10 @@ def _crawl_graph(report: bool):
         write = get_stream_writer()
         for page in range(pages):
             await asyncio.sleep(0.1)
-            if report:
+            if report == "writer":
                 write({"page": page})
+            elif report == "heartbeat":
+                get_runtime().heartbeat()
         return f"crawled {pages} pages"
 
     graph = StateGraph(MessagesState).add_node(
@@ -580,7 +583,7 @@ def _crawl_graph(report: bool):
 def test_an_idle_timeout_stops_a_node_that_makes_no_progress():
     from langgraph.errors import NodeTimeoutError
 
-    graph, inputs = _crawl_graph(report=False)  # 1.5 s of work, no progress in between
+    graph, inputs = _crawl_graph(report=None)  # 1.5 s of work, no progress in between
     with pytest.raises(NodeTimeoutError, match="idle timeout") as stopped:
         asyncio.run(graph.ainvoke(inputs))
     assert stopped.value.kind == "idle"
@@ -588,8 +591,9 @@ def test_an_idle_timeout_stops_a_node_that_makes_no_progress():
 
 @lesson
 @pytest.mark.timing
-def test_an_idle_timeout_spares_a_node_that_reports_progress_through_the_stream_writer():
-    graph, inputs = _crawl_graph(report=True)  # 1.5 s of work, a chunk every 0.1 s
+@pytest.mark.parametrize("report", ["writer", "heartbeat"])
+def test_an_idle_timeout_spares_a_node_that_reports_progress_through_the_stream_writer_or_a_heartbeat(report):
+    graph, inputs = _crawl_graph(report=report)  # 1.5 s of work, progress every 0.1 s
     started = time.monotonic()
     result = asyncio.run(graph.ainvoke(inputs))
     assert result["messages"][-1].content == "crawled 15 pages"
