@@ -1118,6 +1118,13 @@ def test_drill_59_tool_retry_tries_three_times_unlisted_errors_escape_on_failure
 
 
 @drill_bank
+def test_drill_59_by_default_a_model_authentication_error_is_not_retried():
+    from langchain_core.exceptions import ModelAuthenticationError
+
+    assert retry_outcome(ModelAuthenticationError) == (1, "raised", "ModelAuthenticationError")
+
+
+@drill_bank
 def test_drill_60_two_middlewares_run_before_hooks_in_order_after_hooks_reversed_and_wrap_hooks_nested():
     AgentMiddleware = middleware_module().AgentMiddleware
     hooks = []
@@ -1165,6 +1172,25 @@ def test_drill_60_two_middlewares_run_before_hooks_in_order_after_hooks_reversed
         "A.after_model",
     ]
     assert hooks == turn + ["A.tool(", "B.tool(", "B.tool)", "A.tool)"] + turn
+
+
+@drill_bank
+@pytest.mark.parametrize("hook", ["wrap_model_call", "wrap_tool_call"])
+def test_drill_60_under_ainvoke_a_sync_only_wrap_hook_raises_not_implemented_error(hook):
+    AgentMiddleware = middleware_module().AgentMiddleware
+
+    def passing(self, request, handler):
+        return handler(request)
+
+    SyncOnly = type("SyncOnly", (AgentMiddleware,), {hook: passing})
+    agent = agents_module().create_agent(
+        ScriptedChatModel(script=[[{"name": "find", "args": {"query": "x"}}], "done"]),
+        [find],
+        middleware=[SyncOnly()],
+    )
+    assert agent.invoke(GO)["messages"][-1].content == "done"
+    with pytest.raises(NotImplementedError, match=f"awrap_{hook.removeprefix('wrap_')}"):
+        asyncio.run(agent.ainvoke(GO))
 
 
 @dataclass
