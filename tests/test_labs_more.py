@@ -1068,9 +1068,14 @@ def test_lab08_approval_by_position_always_fails():
             lab08.check_guard(namespace["build_graph"], seed=seed)
 
 
-def test_lab08_text_does_not_ask_for_both_wrappers():
+def test_lab08_text_recommends_one_guard_as_both_wrappers_though_the_check_accepts_a_sync_one_alone():
+    """Lesson 08, 5.2: give both wrappers. The check accepts a sync guard alone (this lab's tools are
+    sync), so the text recommends both and says why, without demanding them."""
     lab = nbformat.read(SOLUTIONS / f"{NAMES['08']}.ipynb", as_version=4)
     text = "\n".join(c.source for c in lab.cells if c.cell_type == "markdown") + " ".join(lab08.q1.hints)
+    flat = " ".join(text.split())
+    assert "one guard given as both `wrap_tool_call` and `awrap_tool_call`" in flat
+    assert "A sync guard alone would pass this check only because these tools are sync" in flat
     assert "with **both**" not in text and "BOTH" not in text
     assert "never `awrap_tool_call` alone" in text
 
