@@ -234,12 +234,16 @@ def navigation_line(number: int) -> str:
     return " · ".join(parts)
 
 
-def track_minutes(numbers: tuple[int, ...] | list[int] | None = None, labs: bool = False) -> int:
+def track_minutes(numbers: tuple[int, ...] | list[int] | None = None,
+                  labs: bool | tuple[int, ...] = False) -> int:
     """A track's stated total: each lesson's core path plus its sittings (deep dives are optional
-    and left out), and each lab when `labs` is true. All lessons by default. Each part is rounded
-    as it is stated, so the total is the sum of the figures a learner reads."""
+    and left out), and each lab when `labs` is true or names its lesson. All lessons by default.
+    Each part is rounded as it is stated, so the total is the sum of the figures a learner reads."""
     rows = LESSONS if numbers is None else [lesson(n) for n in numbers]
-    return sum(row.minutes + sum(row.sitting_minutes) + (row.lab_minutes if labs else 0) for row in rows)
+    def lab(row: Lesson) -> int:
+        wanted = labs if isinstance(labs, bool) else row.number in labs
+        return row.lab_minutes if wanted else 0
+    return sum(row.minutes + sum(row.sitting_minutes) + lab(row) for row in rows)
 
 
 def total_minutes(numbers: list[int] | None = None) -> int:
@@ -295,10 +299,15 @@ def markdown_table(start: str = "") -> str:
     return "\n".join(lines)
 
 
-ESSENTIALS_LESSONS: tuple[int, ...] = (1, 3, 5, 9)
-"""The essentials track, about four hours with its labs, for a newcomer: why independent calls should
+ESSENTIALS_LESSONS: tuple[int, ...] = (1, 3, 5, 6, 9)
+"""The essentials track, an afternoon with its labs, for a newcomer: why independent calls should
 overlap, what the built-in `ToolNode` does with them and with their errors, what each return becomes,
-and how `create_agent` runs the same calls (one `Send` per call)."""
+how a tool hands off to the parent graph, and how `create_agent` runs the same calls (one `Send` per
+call)."""
+
+ESSENTIALS_LABS: tuple[int, ...] = (1, 6)
+"""The labs the essentials track does: lab 01, and lab 06, which needs lesson 06 (lab 03 needs lesson
+08's interceptors, lab 05's cases D–F lesson 06's rules; both are left for later)."""
 
 RUNNING_AGENT_LESSONS: tuple[int, ...] = (11, 12, 13, 14, 15)
 """The running-agent track, for a learner who has done lessons 00-10 (or the essentials): streaming
@@ -306,19 +315,22 @@ and limits, failure and recovery, approval and retry, what a tool sees, how its 
 its run."""
 
 
-def track_parts(numbers: tuple[int, ...] | list[int], labs: bool = True) -> list[tuple[str, int]]:
+def track_parts(numbers: tuple[int, ...] | list[int],
+                labs: bool | tuple[int, ...] = True) -> list[tuple[str, int]]:
     """Each stated piece of a track in order, as (label, minutes): a lesson's core path, its sittings,
-    then its lab when `labs` is true. `sum` of the minutes is `track_minutes(numbers, labs)`."""
+    then its lab when `labs` is true or names the lesson. `sum` of the minutes is
+    `track_minutes(numbers, labs)`."""
     pieces = []
     for row in (lesson(n) for n in numbers if lesson(n).exists):
         pieces.append((f"{row.code} {row.title}", row.minutes))
         pieces += [(f"{row.code} sitting {i}", m) for i, m in enumerate(row.sitting_minutes, 1)]
-        if labs and row.lab and row.lab_minutes:
+        wanted = labs if isinstance(labs, bool) else row.number in labs
+        if wanted and row.lab and row.lab_minutes:
             pieces.append((f"lab {row.code}", row.lab_minutes))
     return pieces
 
 
-def _sum_text(numbers, labs: bool) -> str:
+def _sum_text(numbers, labs: bool | tuple[int, ...]) -> str:
     return " + ".join(f"{label.split()[0] if not label.startswith('lab') else label} {m}"
                       for label, m in track_parts(numbers, labs))
 
@@ -352,9 +364,10 @@ def tracks_markdown() -> str:
         f"{_missing(INTERVIEW_LESSONS)}, no sitting over {MAX_SITTING_MINUTES} minutes.",
         "- *Essentials* — for a newcomer with an afternoon: lessons "
         + ", ".join(lesson(n).code for n in ESSENTIALS_LESSONS)
-        + f" and the labs that follow them: {track_minutes(ESSENTIALS_LESSONS, labs=True)} minutes "
-        f"(about {hours(track_minutes(ESSENTIALS_LESSONS, labs=True))}: "
-        f"{_sum_text(ESSENTIALS_LESSONS, True)}){_missing(ESSENTIALS_LESSONS)}.",
+        + ", with labs " + " and ".join(lesson(n).code for n in ESSENTIALS_LABS)
+        + f": {track_minutes(ESSENTIALS_LESSONS, labs=ESSENTIALS_LABS)} minutes "
+        f"(about {hours(track_minutes(ESSENTIALS_LESSONS, labs=ESSENTIALS_LABS))}: "
+        f"{_sum_text(ESSENTIALS_LESSONS, ESSENTIALS_LABS)}){_missing(ESSENTIALS_LESSONS)}.",
         f"- *Running agent* — after lessons 00–{RUNNING_AGENT_LESSONS[0] - 1:02d} (or the essentials), "
         "what happens to tools inside a "
         "running agent: lessons "

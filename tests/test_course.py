@@ -23,6 +23,7 @@ from courseware.course import (
     neighbours,
     readme_block,
     stated_part_minutes,
+    track_minutes,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -149,3 +150,13 @@ def test_whats_next_links_the_next_lesson_and_the_lab(row):
         assert wanted in hrefs, f"{row.file}: What's next should link {wanted}"
     if row.lab is not None:
         assert f"../{row.lab}" in hrefs, f"{row.file}: What's next should link the lab ../{row.lab}"
+
+
+def test_the_essentials_track_is_an_afternoon_and_its_labs_follow_its_own_lessons():
+    from courseware.course import ESSENTIALS_LABS, ESSENTIALS_LESSONS, RUNNING_AGENT_LESSONS
+
+    total = track_minutes(ESSENTIALS_LESSONS, labs=ESSENTIALS_LABS)
+    assert 210 <= total <= 285, f"the essentials track is {total} min: README promises an afternoon"
+    assert set(ESSENTIALS_LABS) <= set(ESSENTIALS_LESSONS)
+    assert all(lesson(n).lab for n in ESSENTIALS_LABS)
+    assert all(lesson(n).exists for n in RUNNING_AGENT_LESSONS)
