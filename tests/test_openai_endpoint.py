@@ -257,9 +257,10 @@ def test_check_history_accepts_a_history_whose_every_call_is_answered_right_afte
 
 
 def test_the_wire_checks_read_roles_and_ids_only():
+    call = {"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}}
     wire = [{"role": "user", "content": "q"},
-            {"role": "assistant", "content": None, "tool_calls": [{"id": "a", "type": "function",
-                                                                    "function": {"name": "f", "arguments": "{}"}}]},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
             {"role": "tool", "tool_call_id": "a", "content": "x"}]
     assert unanswered_on_the_wire(wire) == [] and unrequested_on_the_wire(wire) is None
-    assert unrequested_on_the_wire(wire[:1] + wire[2:]).startswith("Invalid parameter: messages with role 'tool'")
+    orphan = unrequested_on_the_wire(wire[:1] + wire[2:])
+    assert orphan.startswith("Invalid parameter: messages with role 'tool'")

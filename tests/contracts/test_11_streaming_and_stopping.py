@@ -254,7 +254,7 @@ def _no_change(state):
 
 @lesson
 @pytest.mark.parametrize("limit", [3, 4, 5, 6, 7, 8, 9])
-def test_with_a_pre_model_hook_create_react_agent_apologises_only_when_its_model_runs_on_step_l_minus_1(limit):
+def test_with_a_pre_model_hook_create_react_agent_apologises_only_when_its_model_runs_on_step_l_minus_1(limit):  # noqa: E501
     # hook on steps 1, 4, 7, ..., model on 2, 5, 8, ..., tools on 3, 6, 9, ...: the model runs on
     # step L - 1 exactly when L is a multiple of 3
     last = _at_limit(_react(ScriptedChatModel(script=FOREVER), [lookup], pre_model_hook=_no_change), limit)

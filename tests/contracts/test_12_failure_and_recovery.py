@@ -572,8 +572,9 @@ def _crawl_graph(report: str | None):
                 get_runtime().heartbeat()
         return f"crawled {pages} pages"
 
-    graph = StateGraph(MessagesState).add_node(
-        "tools", ToolNode([crawl]), timeout=TimeoutPolicy(idle_timeout=1.0)).add_edge(START, "tools").compile()
+    graph = (StateGraph(MessagesState)
+             .add_node("tools", ToolNode([crawl]), timeout=TimeoutPolicy(idle_timeout=1.0))
+             .add_edge(START, "tools").compile())
     call = AIMessage("", tool_calls=[{"name": "crawl", "args": {"pages": 15}, "id": "crawl"}])
     return graph, {"messages": [call]}
 
