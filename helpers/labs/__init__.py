@@ -579,7 +579,10 @@ class Cases:
         return [c for c in self.items if not c.passed]
 
     def text(self) -> str:
-        lines, last = [], None
+        """Each case on a line; a failing one with its expected, observed, why and where to look. A
+        cause shared by several failing cases (the same why and section) is explained once: later
+        cases show their own expected and observed, then `why: as above`."""
+        lines, last, explained = [], None, set()
         for c in self.items:
             if c.passed:
                 lines.append(f"  ✔ {c.name}" + (f" — {c.detail}" if c.detail else ""))
@@ -594,6 +597,10 @@ class Cases:
                 lines.append(f"      expected: {c.expected}")
             if c.observed:
                 lines.append(f"      observed: {c.observed}")
+            if c.why and (c.why, c.where) in explained:
+                lines.append("      why:      as above")
+                continue
+            explained.add((c.why, c.where))
             if c.why:
                 lines.append(f"      why:      {c.why}")
             if c.where:

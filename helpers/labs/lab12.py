@@ -195,38 +195,6 @@ def _untouched(key: str, verify: Any) -> None:
         )
 
 
-class _Cases(Cases):
-    """`Cases` that explain each cause once: a later case failing for the same reason (the same `why`
-    and section) shows its own expected and observed, then `why: as above` instead of the whole
-    explanation again."""
-
-    def text(self) -> str:
-        lines, last, explained = [], None, set()
-        for c in self.items:
-            if c.passed:
-                lines.append(f"  ✔ {c.name}" + (f" — {c.detail}" if c.detail else ""))
-                continue
-            same = (c.expected, c.observed, c.why, c.where)
-            if same == last:
-                lines.append(f"  ✘ {c.name}" + (" (as above)" if c.expected or c.observed else ""))
-                continue
-            last = same
-            lines.append(f"  ✘ {c.name}")
-            if c.expected:
-                lines.append(f"      expected: {c.expected}")
-            if c.observed:
-                lines.append(f"      observed: {c.observed}")
-            if c.why and (c.why, c.where) in explained:
-                lines.append("      why:      as above")
-                continue
-            explained.add((c.why, c.where))
-            if c.why:
-                lines.append(f"      why:      {c.why}")
-            if c.where:
-                lines.append(f"      look at:  {c.where}")
-        return "\n".join(lines)
-
-
 # == q1: a budget that stops a model that never stops ==================================================
 class Ran:
     """What the tools really ran (thread-safe)."""
@@ -443,7 +411,7 @@ def check_budget(
         pass
     _report(key, _verify)
     rng = random.Random(seed)
-    cases = _Cases(key)
+    cases = Cases(key)
     state: dict[str, Any] = {}
 
     def never_stops() -> None:
@@ -654,7 +622,7 @@ def check_progress(
             )
     _report(key, _verify)
     rng = random.Random(seed)
-    cases = _Cases(key)
+    cases = Cases(key)
 
     def in_a_graph() -> None:
         urls, fetch = _urls(rng, rng.randint(3, 5)), Fetcher()
@@ -1332,7 +1300,7 @@ def check_repair(
         )
     _report(key, _verify)
     rng = random.Random(seed)
-    cases = _Cases(key)
+    cases = Cases(key)
     for label, kind in (
         ("a ToolNode batch that crashed: both calls unanswered", "batch"),
         ("create_agent that crashed: one answer kept, one call unanswered", "create_agent"),
