@@ -518,6 +518,30 @@ def test_an_unknown_tool_name_is_answered_never_raised(setting):
 
 
 @pytest.mark.lesson(LESSON)
+def test_with_an_interceptor_an_unknown_tool_name_reaches_the_wrapper_with_no_tool():
+    seen = []
+
+    def passthrough(request, execute):
+        seen.append(request.tool)
+        return execute(request)
+
+    (answer,) = ToolNode(ERROR_TOOLS, wrap_tool_call=passthrough).invoke(ask("nope", {}), runtime=Runtime())
+    assert seen == [None]  # the wrapper runs first; execute answers the unknown name
+    assert (answer.status, answer.content) == (
+        "error",
+        "Error: nope is not a valid tool, try one of [add, divide, lookup_traffic].",
+    )
+
+    def audit(request, execute):  # reads the tool before calling execute
+        if request.tool.metadata and request.tool.metadata.get("dangerous"):
+            raise PermissionError(request.tool.name)
+        return execute(request)
+
+    with pytest.raises(AttributeError, match="'NoneType' object has no attribute 'metadata'"):
+        ToolNode(ERROR_TOOLS, wrap_tool_call=audit).invoke(ask("nope", {}), runtime=Runtime())
+
+
+@pytest.mark.lesson(LESSON)
 def test_a_coercible_argument_is_coerced():
     (answer,) = ToolNode([add]).invoke(ask("add", {"a": "3", "b": 4}), runtime=Runtime())
     assert (answer.status, answer.content) == ("success", "7")
