@@ -276,7 +276,12 @@ class CountingState(TypedDict):
     remaining_steps: RemainingSteps
 
 
-def _counting_graph(seen, fan_out=False):
+LOOP = (("a", "b"), ("b", "a"))
+"""a → b → a → … : one node a step, until the limit."""
+
+
+def _counting_graph(seen, edges=LOOP):
+    """Nodes a, b and c, each recording (name, remaining_steps); START → a, then `edges`."""
     from langgraph.graph import START, StateGraph
 
     def node(name):
@@ -289,10 +294,8 @@ def _counting_graph(seen, fan_out=False):
     for name in ("a", "b", "c"):
         builder.add_node(name, node(name))
     builder.add_edge(START, "a")
-    builder.add_edge("a", "b")
-    if fan_out:
-        builder.add_edge("a", "c")  # b and c run in the same step
-    builder.add_edge("b", "a")
+    for source, target in edges:
+        builder.add_edge(source, target)
     return builder.compile()
 
 
@@ -306,24 +309,10 @@ def test_remaining_steps_counts_down_one_per_step_and_a_run_may_not_reach_its_li
 
 @lesson
 def test_a_run_that_reaches_step_l_raises_even_when_that_step_would_have_finished_it():
-    from langgraph.graph import END, START, StateGraph
+    from langgraph.graph import END
 
     seen = []
-
-    def node(name):
-        def run(state):
-            seen.append((name, state["remaining_steps"]))
-            return {"n": 1}
-        return run
-
-    builder = StateGraph(CountingState)
-    for name in ("a", "b", "c"):
-        builder.add_node(name, node(name))
-    builder.add_edge(START, "a")
-    builder.add_edge("a", "b")
-    builder.add_edge("b", "c")
-    builder.add_edge("c", END)
-    graph = builder.compile()
+    graph = _counting_graph(seen, edges=(("a", "b"), ("b", "c"), ("c", END)))
     with pytest.raises(GraphRecursionError):
         graph.invoke({"n": 0}, {"recursion_limit": 3})
     assert seen == [("a", 2), ("b", 1), ("c", 0)]  # step L ran, and its run raised all the same
@@ -335,8 +324,9 @@ def test_a_run_that_reaches_step_l_raises_even_when_that_step_would_have_finishe
 @lesson
 def test_nodes_that_run_in_the_same_step_see_the_same_remaining_steps():
     seen = []
+    fan_out = _counting_graph(seen, edges=(("a", "b"), ("a", "c"), ("b", "a")))  # b and c share a step
     with pytest.raises(GraphRecursionError):
-        _counting_graph(seen, fan_out=True).invoke({"n": 0}, {"recursion_limit": 4})
+        fan_out.invoke({"n": 0}, {"recursion_limit": 4})
     assert sorted(seen) == sorted([("a", 3), ("b", 2), ("c", 2), ("a", 1), ("b", 0), ("c", 0)])
 
 
