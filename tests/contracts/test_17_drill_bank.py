@@ -174,8 +174,8 @@ def test_human_in_the_loop_middleware_per_call_mode_asks_per_call_and_runs_safe_
 
 
 # -- drills 11, 14 and 33: what the answers say, in full ---------------------------------------------
-@drill_bank
-def test_a_config_max_concurrency_of_one_breaks_a_barrier_of_three():
+def _three_that_must_meet():
+    """Three tools that each wait at one barrier (1 s), and a graph whose one node runs them."""
     barrier = threading.Barrier(3, timeout=1)
 
     def meet(x: int) -> str:
@@ -186,24 +186,21 @@ def test_a_config_max_concurrency_of_one_breaks_a_barrier_of_three():
     builder = StateGraph(MessagesState)
     builder.add_node("tools", ToolNode(trio))
     builder.add_edge(START, "tools")
+    return trio, builder.compile()
+
+
+@drill_bank
+def test_a_config_max_concurrency_of_one_breaks_a_barrier_of_three():
+    trio, graph = _three_that_must_meet()
     with pytest.raises(threading.BrokenBarrierError):
-        builder.compile().invoke({"messages": [tool_calls_message(trio)]}, config={"max_concurrency": 1})
+        graph.invoke({"messages": [tool_calls_message(trio)]}, config={"max_concurrency": 1})
 
 
 @drill_bank
 def test_drill_11_a_nested_max_concurrency_is_ignored_and_toolnode_invoke_refuses_the_keyword():
-    barrier = threading.Barrier(3, timeout=1)
-
-    def meet(x: int) -> str:
-        barrier.wait()
-        return "met"
-
-    trio = [StructuredTool.from_function(meet, name=f"meet{i}", description="Meet.") for i in range(3)]
-    builder = StateGraph(MessagesState)
-    builder.add_node("tools", ToolNode(trio))
-    builder.add_edge(START, "tools")
+    trio, graph = _three_that_must_meet()
     request = {"messages": [tool_calls_message(trio)]}
-    nested = builder.compile().invoke(request, config={"configurable": {"max_concurrency": 1}})
+    nested = graph.invoke(request, config={"configurable": {"max_concurrency": 1}})
     assert [m.content for m in nested["messages"][1:]] == ["met"] * 3
     with pytest.raises(TypeError, match="unexpected keyword argument 'max_concurrency'"):
         ToolNode(trio).invoke(request, max_concurrency=1, runtime=RT)
