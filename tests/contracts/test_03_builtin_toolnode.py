@@ -330,17 +330,23 @@ def _one_send_per_call(state):
     return [Send("tools", [call]) for call in state["messages"][-1].tool_calls]
 
 
+def _send_per_call_graph(tools):
+    """A graph that hands each call of the last AIMessage to its own `tools` task, as create_agent does."""
+    builder = StateGraph(MessagesState)
+    builder.add_node("tools", ToolNode(tools))
+    builder.add_conditional_edges(START, _one_send_per_call, ["tools"])
+    return builder.compile()
+
+
 @pytest.mark.lesson(LESSON)
 def test_graph_ainvoke_max_concurrency_limits_one_send_per_call():
     """The graph's runner gates its tasks with `max_concurrency` under `ainvoke` too: with one `Send`
     per call each call is a task, so two run at once (the gate proves two did; the count, no more)."""
     recorder, gate = CallRecorder(), Rendezvous(2)
     tools = make_timed_tools(6, L, kind="async", recorder=recorder, gate=gate)
-    builder = StateGraph(MessagesState)
-    builder.add_node("tools", ToolNode(tools))
-    builder.add_conditional_edges(START, _one_send_per_call, ["tools"])
-    result = asyncio.run(builder.compile().ainvoke({"messages": [tool_calls_message(tools)]},
-                                                   config={"max_concurrency": 2}))
+    graph = _send_per_call_graph(tools)
+    result = asyncio.run(graph.ainvoke({"messages": [tool_calls_message(tools)]},
+                                       config={"max_concurrency": 2}))
     assert gate.opened and recorder.max_in_flight() == 2
     assert len(result["messages"]) == 1 + 6  # every call answered
 
@@ -350,10 +356,8 @@ def test_graph_invoke_max_concurrency_limits_one_send_per_call():
     """Under `invoke` too the runner's pool runs at most `max_concurrency` tasks of a step."""
     recorder, gate = CallRecorder(), Rendezvous(2)
     tools = make_timed_tools(6, L, kind="sync", recorder=recorder, gate=gate)
-    builder = StateGraph(MessagesState)
-    builder.add_node("tools", ToolNode(tools))
-    builder.add_conditional_edges(START, _one_send_per_call, ["tools"])
-    builder.compile().invoke({"messages": [tool_calls_message(tools)]}, config={"max_concurrency": 2})
+    graph = _send_per_call_graph(tools)
+    graph.invoke({"messages": [tool_calls_message(tools)]}, config={"max_concurrency": 2})
     assert gate.opened and recorder.max_in_flight() == 2
 
 
@@ -361,10 +365,8 @@ def test_graph_invoke_max_concurrency_limits_one_send_per_call():
 def test_graph_ainvoke_without_max_concurrency_runs_every_send_at_once():
     recorder, gate = CallRecorder(), Rendezvous(6)
     tools = make_timed_tools(6, L, kind="async", recorder=recorder, gate=gate)
-    builder = StateGraph(MessagesState)
-    builder.add_node("tools", ToolNode(tools))
-    builder.add_conditional_edges(START, _one_send_per_call, ["tools"])
-    asyncio.run(builder.compile().ainvoke({"messages": [tool_calls_message(tools)]}))
+    graph = _send_per_call_graph(tools)
+    asyncio.run(graph.ainvoke({"messages": [tool_calls_message(tools)]}))
     assert gate.opened and recorder.max_in_flight() == 6
 
 
