@@ -238,12 +238,10 @@ def track_minutes(numbers: tuple[int, ...] | list[int] | None = None,
                   labs: bool | tuple[int, ...] = False) -> int:
     """A track's stated total: each lesson's core path plus its sittings (deep dives are optional
     and left out), and each lab when `labs` is true or names its lesson. All lessons by default.
-    Each part is rounded as it is stated, so the total is the sum of the figures a learner reads."""
-    rows = LESSONS if numbers is None else [lesson(n) for n in numbers]
-    def lab(row: Lesson) -> int:
-        wanted = labs if isinstance(labs, bool) else row.number in labs
-        return row.lab_minutes if wanted else 0
-    return sum(row.minutes + sum(row.sitting_minutes) + lab(row) for row in rows)
+    Each part is rounded as it is stated, so the total is the sum of the figures a learner reads
+    (the pieces of `track_parts`)."""
+    numbers = [row.number for row in LESSONS] if numbers is None else numbers
+    return sum(minutes for _, minutes in track_parts(numbers, labs))
 
 
 def total_minutes(numbers: list[int] | None = None) -> int:
@@ -513,7 +511,7 @@ def fenced_code_lines(markdown: str) -> int:
 
 
 def _source(cell) -> str:
-    return cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
+    return _text(cell["source"])
 
 
 def _pieces(cells: list) -> list[dict]:
