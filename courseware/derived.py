@@ -192,7 +192,7 @@ WORDS = ("zero one two three four five six seven eight nine ten eleven twelve th
          "sixteen seventeen eighteen nineteen twenty").split()
 
 
-def _as_before(old: str, value: int) -> str:
+def as_before(old: str, value: int) -> str:
     """`value` written the way `old` was: digits, a word, or a capitalised word."""
     if old.isdigit():
         return f"{value:0{len(old)}d}" if old.startswith("0") else str(value)
@@ -254,7 +254,7 @@ def fix_counts(text: str, facts: dict[str, int]) -> tuple[str, list[str]]:
     for fact, pattern in COUNT_RULES:
         def one(match: re.Match, fact: str = fact) -> str:
             old = match.group("n")
-            right = _as_before(old, facts[fact])
+            right = as_before(old, facts[fact])
             if old != right:
                 context = " ".join(match.string[max(0, match.start() - 30):match.end() + 20].split())
                 wrong.append(f"'…{context}…' says {old}; the course has {facts[fact]} ({fact})")

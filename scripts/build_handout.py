@@ -251,10 +251,10 @@ def _version_line() -> str:
 
 def cover_counts() -> str:
     """The cover's count of notebooks and labs, from the course map (e.g. "Eighteen notebooks …")."""
-    from courseware.derived import _as_before, course_facts
+    from courseware.derived import as_before, course_facts
 
     facts = course_facts()
-    notebooks, labs = _as_before("Eighteen", facts["notebooks"]), _as_before("seven", facts["labs"])
+    notebooks, labs = as_before("Eighteen", facts["notebooks"]), as_before("seven", facts["labs"])
     return (f"{notebooks} notebooks (lessons 00–{facts['last teaching']:02d}, the mock interview and "
             f"the drill bank), {labs} self-checking labs")
 
