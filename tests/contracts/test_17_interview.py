@@ -343,7 +343,9 @@ def test_the_sync_pool_is_a_sliding_window_not_waves():
     batch = {"messages": [ask(*((t.name, {"x": 0}) for t in tools))]}
     out = ToolNode(tools).invoke(batch, config={"max_concurrency": 2}, runtime=RT)
     assert [m.content for m in out["messages"]] == ["t0", "t1", "t2", "t3", "t4"]
-    assert started[0] == 0 and sorted(short_done) == [1, 2, 3, 4]
+    # the long call holds one of the two first workers (which of the two threads notes its start
+    # first is a race), and every short call ends while it still runs
+    assert 0 in started[:2] and sorted(short_done) == [1, 2, 3, 4]
 
 
 def interpreter_pool_size():
