@@ -155,39 +155,54 @@ LESSONS: tuple[Lesson, ...] = (
         'a real local stdio MCP server → langchain-mcp-adapters → ToolNode; async-only; session cost',
     ),
     Lesson(
-        11, 'notebooks/11_streaming_and_stopping.ipynb', 'Streaming and stopping', None,
+        11, 'notebooks/11_the_step_model.ipynb', 'The step model', None,
+        'one super-step: tasks, reads as of the step start, writes at the barrier; a checkpoint per step '
+        'and pending writes; what interrupt() and a resume run again; durability, retry_policy, @task',
+    ),
+    Lesson(
+        12, 'notebooks/12_streaming_and_stopping.ipynb', 'Streaming and stopping', None,
         'each stream mode during a tools step (the tools mode too), progress from a tool, the step '
         'limit per agent, return_direct, ToolCallLimitMiddleware, parallel_tool_calls',
     ),
     Lesson(
-        12, 'notebooks/12_failure_and_recovery.ipynb', 'Failure, recovery and cancellation',
-        'labs/12_stop_stream_recover.ipynb',
+        13, 'notebooks/13_failure_and_recovery.ipynb', 'Failure, recovery and cancellation',
+        'labs/13_stop_stream_recover.ipynb',
         'what a crashed thread holds, what a resume runs again (and a router that raises), repairing '
         'unanswered calls, cancellation, node timeouts and a drain',
     ),
     Lesson(
-        13, 'notebooks/13_approval_retry_and_order.ipynb', 'Approval, retry and middleware order', None,
+        14, 'notebooks/14_approval_retry_and_order.ipynb', 'Approval, retry and middleware order', None,
         'HumanInTheLoopMiddleware beside an approval interceptor, ToolRetryMiddleware beside a retry '
         'interceptor, the order several middlewares run in',
     ),
     Lesson(
-        14, 'notebooks/14_what_a_tool_sees.ipynb', 'What a tool sees', None,
+        15, 'notebooks/15_what_a_tool_sees.ipynb', 'What a tool sees', None,
         'ToolRuntime: state, store, context and config; InjectedStore without a store; context_schema; '
         'contextvars and thread-locals in the pool; shared state under concurrent calls',
     ),
     Lesson(
-        15, 'notebooks/15_tool_definitions.ipynb', "How a tool's definition changes its run", None,
+        16, 'notebooks/16_tool_definitions.ipynb', "How a tool's definition changes its run", None,
         'args_schema defaults and coercion, parse_docstring, duplicate names, content_and_artifact, '
         'callbacks in order under parallel calls',
     ),
     Lesson(
-        16, 'notebooks/16_mock_interview.ipynb', 'Mock interview', None,
+        17, 'notebooks/17_the_agent_around_tools.ipynb', 'The agent around the tools', None,
+        "create_agent as the graph it builds, structured output, model and tool call limits, "
+        'the tools offered per call, a sub-agent inside a tool, parameters injected by annotation',
+    ),
+    Lesson(
+        18, 'notebooks/18_observing_a_run.ipynb', 'Observing a run', None,
+        'astream_events v2 for a tools step, stream v2 parts, the tasks/debug/checkpoints modes, '
+        'namespaces of nested graphs, the tools mode across an interrupt',
+    ),
+    Lesson(
+        19, 'notebooks/19_mock_interview.ipynb', 'Mock interview', None,
         'the questions asked most (agents, approval, errors, concurrency, streaming and stopping, '
         'recovery, context, tool definitions), each verified live, '
         'with two-minute spoken answers',
     ),
     Lesson(
-        17, 'notebooks/17_drill_bank.ipynb', 'Drill bank', None,
+        20, 'notebooks/20_drill_bank.ipynb', 'Drill bank', None,
         'every predict-the-output drill, verified live, in sittings by topic, each linking its lesson',
     ),
 )
@@ -195,7 +210,7 @@ LESSONS: tuple[Lesson, ...] = (
 COURSE_MAP_ANCHOR = "../README.md#The-course"
 """JupyterLab's id for README's `## The course` (case kept; it does not match GitHub's `#the-course`)."""
 
-INTERVIEW_LESSONS: tuple[int, ...] = (1, 3, 5, 6, 8, 16, 17)
+INTERVIEW_LESSONS: tuple[int, ...] = (1, 3, 5, 6, 8, 19, 20)
 """The interview track: the rules (order and failure, ToolNode's concurrency and errors, return
 shapes, `Command.PARENT`, interceptors), the mock interview, then the drill bank's sittings."""
 
@@ -307,10 +322,10 @@ ESSENTIALS_LABS: tuple[int, ...] = (1, 6)
 """The labs the essentials track does: lab 01, and lab 06, which needs lesson 06 (lab 03 needs lesson
 08's interceptors, lab 05's cases D–F lesson 06's rules; both are left for later)."""
 
-RUNNING_AGENT_LESSONS: tuple[int, ...] = (11, 12, 13, 14, 15)
-"""The running-agent track, for a learner who has done lessons 00-10 (or the essentials): streaming
-and limits, failure and recovery, approval and retry, what a tool sees, how its definition changes
-its run."""
+RUNNING_AGENT_LESSONS: tuple[int, ...] = (11, 12, 13, 14, 15, 16, 17, 18)
+"""The running-agent track, for a learner who has done lessons 00-10 (or the essentials): the step
+model underneath, streaming and limits, failure and recovery, approval and retry, what a tool sees, how
+its definition changes its run, the agent around the tools and how to observe a run."""
 
 
 def track_parts(numbers: tuple[int, ...] | list[int],

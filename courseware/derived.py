@@ -188,8 +188,13 @@ def write_versions() -> list[str]:
 
 
 # -- counts and lesson numbers -----------------------------------------------------------------------
-WORDS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
-         "sixteen seventeen eighteen nineteen twenty").split()
+_UNITS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+          "sixteen seventeen eighteen nineteen").split()
+WORDS = tuple(_UNITS) + tuple(
+    tens + (f"-{unit}" if unit != "zero" else "")
+    for tens in ("twenty", "thirty") for unit in _UNITS[:10]
+)
+"""0–39 as words: `WORDS[21] == "twenty-one"`."""
 
 
 def as_before(old: str, value: int) -> str:
@@ -219,7 +224,7 @@ def course_facts() -> dict[str, int]:
     }
 
 
-NUMBER = r"(?P<n>\d+|" + "|".join(WORDS) + r")"
+NUMBER = r"(?P<n>\d+|" + "|".join(sorted(WORDS, key=len, reverse=True)) + r")"
 _ = r"\s+"  # a space in the prose, or a line break where it was wrapped
 COUNT_RULES: tuple[tuple[str, re.Pattern], ...] = tuple(
     (fact, re.compile(pattern, re.I)) for fact, pattern in (

@@ -229,11 +229,11 @@ HOMEWORK: tuple[str, ...] = (
     "labs/06_hand_off_to_parent.ipynb", "notebooks/07_inside_toolnode.ipynb",
     "notebooks/08_interceptors.ipynb", "labs/03_error_policy.ipynb",
     "labs/08_guard_dangerous_tools.ipynb", "notebooks/09_prebuilt_agents.ipynb",
-    "notebooks/10_mcp_tools.ipynb", "notebooks/11_streaming_and_stopping.ipynb",
-    "notebooks/12_failure_and_recovery.ipynb", "labs/12_stop_stream_recover.ipynb",
-    "notebooks/13_approval_retry_and_order.ipynb", "notebooks/14_what_a_tool_sees.ipynb",
-    "notebooks/15_tool_definitions.ipynb", "notebooks/16_mock_interview.ipynb",
-    "notebooks/17_drill_bank.ipynb",
+    "notebooks/10_mcp_tools.ipynb", "notebooks/12_streaming_and_stopping.ipynb",
+    "notebooks/13_failure_and_recovery.ipynb", "labs/13_stop_stream_recover.ipynb",
+    "notebooks/14_approval_retry_and_order.ipynb", "notebooks/15_what_a_tool_sees.ipynb",
+    "notebooks/16_tool_definitions.ipynb", "notebooks/19_mock_interview.ipynb",
+    "notebooks/20_drill_bank.ipynb",
 )
 """After the session, in this order (lab 03 after lesson 08: its checks use interceptors)."""
 

@@ -19,7 +19,7 @@ def unanswered_tool_calls(messages: Sequence[BaseMessage]) -> list[str]:
     A history with unanswered calls is rejected by chat-model APIs on the next model call
     (OpenAI: "An assistant message with 'tool_calls' must be followed by tool messages ...").
     Order is not checked: an answer that comes after a later question counts as an answer here,
-    although a provider still rejects it (lesson 12; `helpers.openai_endpoint.unanswered_on_the_wire`
+    although a provider still rejects it (lesson 13; `helpers.openai_endpoint.unanswered_on_the_wire`
     checks the order).
 
     Example:
@@ -56,7 +56,7 @@ class AnswerSavedSaver(InMemorySaver):
         agent = create_agent(model, tools, checkpointer=AnswerSavedSaver("charge", saved))
         ```
 
-    Used by lab 12's check (`helpers.labs.lab12`) and lesson 09's contract tests.
+    Used by lab 13's check (`helpers.labs.lab13`) and lesson 09's contract tests.
     """
 
     def __init__(self, name: str, saved: threading.Event) -> None:

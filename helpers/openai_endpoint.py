@@ -82,7 +82,7 @@ def wire_to_messages(wire: Sequence[Mapping[str, Any]]) -> list[BaseMessage]:
 def unanswered_on_the_wire(wire: Sequence[Mapping[str, Any]]) -> list[str]:
     """The tool-call ids of wire messages that no `tool` message answers before the next turn.
 
-    Taught in `notebooks/12_failure_and_recovery.ipynb`.
+    Taught in `notebooks/13_failure_and_recovery.ipynb`.
     """
     missing: list[str] = []
     pending: list[str] = []
@@ -105,7 +105,7 @@ def unrequested_on_the_wire(wire: Sequence[Mapping[str, Any]]) -> str | None:
     call was deleted, one appended after a user message), and one whose `tool_call_id` that message
     did not make.
 
-    Taught in `notebooks/12_failure_and_recovery.ipynb`.
+    Taught in `notebooks/13_failure_and_recovery.ipynb`.
     """
     calls: list[str] | None = None  # the call ids of the assistant message the tool messages follow
     for message in wire:

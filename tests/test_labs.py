@@ -34,7 +34,7 @@ from helpers.labs import (
     lab05,
     lab06,
     lab08,
-    lab12,
+    lab13,
     run_async,
     run_learner,
     solution_namespace,
@@ -44,7 +44,7 @@ from helpers.labs import (
 from helpers.labs import __main__ as labs_cli
 from helpers.labs import build as labs_build
 
-MODULES = {"01": lab01, "02": lab02, "03": lab03, "05": lab05, "06": lab06, "08": lab08, "12": lab12}
+MODULES = {"01": lab01, "02": lab02, "03": lab03, "05": lab05, "06": lab06, "08": lab08, "13": lab13}
 
 
 # -- the pair: starter generated from solution -----------------------------------------------------------

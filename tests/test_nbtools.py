@@ -273,7 +273,7 @@ def test_a_contract_test_without_its_lesson_marker_is_refused():
 def test_make_quick_keeps_the_lessons_contract_tests_and_the_cases_that_name_no_other_notebook():
     keep = _suite_conftest().keep_for_lessons
     lesson = ["03_builtin_toolnode"]
-    assert keep("tests/contracts/test_17_interview.py::test_z", "03_builtin_toolnode", lesson)
+    assert keep("tests/contracts/test_19_interview.py::test_z", "03_builtin_toolnode", lesson)
     assert not keep("tests/contracts/test_03_x.py::test_z", "05_return_types", lesson)
     assert keep("tests/test_course.py::test_tracks_name_real_lessons", None, lesson)
     assert keep("tests/test_course.py::test_t[03_builtin_toolnode]", None, lesson)

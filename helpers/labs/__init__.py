@@ -1,6 +1,6 @@
 """Self-checking labs: `q1.check()`, `q1.hint()`, `q1.solution()` for every exercise.
 
-One module per lab (`helpers.labs.lab01` ... `lab12`, numbered by the lesson the lab follows). Each
+One module per lab (`helpers.labs.lab01` ... `lab13`, numbered by the lesson the lab follows). Each
 exercise is an `Exercise`: its `check()` runs the learner's code for real (a real ToolNode, a real
 graph, real timing read as ratios) and, when something is not right yet, raises ONE `CheckFailed`
 listing every case it tried — passed ✔ or failed ✘, each failure with what was expected, what was
@@ -55,7 +55,7 @@ NAMES = {
     "05": "05_predict_return_types",
     "06": "06_hand_off_to_parent",
     "08": "08_guard_dangerous_tools",
-    "12": "12_stop_stream_recover",
+    "13": "13_stop_stream_recover",
 }
 """Every lab by number (the lesson each one follows) → file stem in `labs/` and `labs/solutions/`."""
 
@@ -469,7 +469,7 @@ def distinct(draw: Callable[[], Any], count: int) -> list[Any]:
     must be able to give `count` different values).
 
     For a check that finds an event by a random value it drew (the file lab 08's tool deletes, the
-    page lab 12's crawl breaks on): a repeat would read as the wrong one.
+    page lab 13's crawl breaks on): a repeat would read as the wrong one.
     """
     values: list[Any] = []
     while len(values) < count:

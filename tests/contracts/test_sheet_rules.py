@@ -36,7 +36,7 @@ lesson_03 = pytest.mark.lesson("03_builtin_toolnode")
 lesson_04 = pytest.mark.lesson("04_tools_condition_loop")
 lesson_07 = pytest.mark.lesson("07_inside_toolnode")
 lesson_08 = pytest.mark.lesson("08_interceptors")
-lesson_14 = pytest.mark.lesson("14_what_a_tool_sees")
+lesson_14 = pytest.mark.lesson("15_what_a_tool_sees")
 RT = Runtime()
 
 

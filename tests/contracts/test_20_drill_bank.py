@@ -1,4 +1,4 @@
-"""Library behaviour the drill bank (lesson 17) and the mock interview (lesson 16) state beyond the lessons.
+"""Library behaviour the drill bank (lesson 20) and the mock interview (lesson 19) state beyond the lessons.
 
 Each test runs exactly the form the drill or the spoken answer states (a `Send` list where the rule is
 about `Send`, the async path where it says "under ainvoke"), so an upgrade that changes it names the
@@ -33,8 +33,8 @@ from helpers.models import ScriptedChatModel, tool_results_summary
 from helpers.timing import CallRecorder
 from helpers.tools import make_city_tools
 
-drill_bank = pytest.mark.lesson("17_drill_bank")
-mock_interview = pytest.mark.lesson("16_mock_interview")
+drill_bank = pytest.mark.lesson("20_drill_bank")
+mock_interview = pytest.mark.lesson("19_mock_interview")
 RT = Runtime()
 
 

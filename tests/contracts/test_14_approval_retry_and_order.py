@@ -1,4 +1,4 @@
-"""Library behaviour taught in notebooks/13_approval_retry_and_order.ipynb.
+"""Library behaviour taught in notebooks/14_approval_retry_and_order.ipynb.
 
 `HumanInTheLoopMiddleware` (its interrupt, the decisions it accepts, what each leaves in the
 history, what a resume re-runs) beside lesson 08's approval interceptor and `create_react_agent`'s
@@ -44,7 +44,7 @@ from pydantic import ValidationError
 from helpers.models import ScriptedChatModel, tool_results_summary
 from helpers.timing import Rendezvous, default_pool_size
 
-lesson = pytest.mark.lesson("13_approval_retry_and_order")
+lesson = pytest.mark.lesson("14_approval_retry_and_order")
 ASK = {"messages": [HumanMessage("go")]}
 FAST = {"initial_delay": 0, "jitter": False}
 TURN = [

@@ -1,4 +1,4 @@
-"""Library behaviour taught in notebooks/11_streaming_and_stopping.ipynb.
+"""Library behaviour taught in notebooks/12_streaming_and_stopping.ipynb.
 
 What a running agent shows and does around its tools: each stream mode's view of a tools step,
 progress written from inside a tool, an inner chat model's tokens, and the four ways a run stops
@@ -24,7 +24,7 @@ from helpers.graphs import tool_loop
 from helpers.history import unanswered_tool_calls
 from helpers.models import ScriptedChatModel
 
-lesson = pytest.mark.lesson("11_streaming_and_stopping")
+lesson = pytest.mark.lesson("12_streaming_and_stopping")
 GO = {"messages": [HumanMessage("go")]}
 
 

@@ -1,4 +1,4 @@
-"""Lab 12 — Stop, stream and recover (after `notebooks/12_failure_and_recovery.ipynb`).
+"""Lab 13 — Stop, stream and recover (after `notebooks/13_failure_and_recovery.ipynb`).
 
 q1: `build_agent(model, tools, budget, checkpointer)`: an agent that stops by itself when its model
     never does. At most `budget` tool calls run per question (a run); the run returns normally, with
@@ -54,8 +54,8 @@ from helpers.labs import (
 )
 from helpers.models import ScriptedChatModel
 
-STREAMING = "11_streaming_and_stopping"
-RECOVERY = "12_failure_and_recovery"
+STREAMING = "12_streaming_and_stopping"
+RECOVERY = "13_failure_and_recovery"
 LIMIT: float | None = None
 """Seconds one run of the learner's code may take before a hang is reported (None: labs.LIMIT)."""
 
@@ -80,7 +80,7 @@ class NeverStopped(RuntimeError):
 # == the check's own code: nothing the learner's code changes in it counts =============================
 _GUARDED_MODULES = (
     "helpers.labs",
-    "helpers.labs.lab12",
+    "helpers.labs.lab13",
     "helpers.history",
     "helpers.graphs",
     "helpers.models",
@@ -381,7 +381,7 @@ def _agent(build_agent: Any, model: Any, tools: list, budget: int) -> tuple[Any,
             observed=repr(agent)[:200],
             where=section(STREAMING, BUDGET),
         )
-    return agent, {"configurable": {"thread_id": f"lab12-{uuid.uuid4().hex[:8]}"}}
+    return agent, {"configurable": {"thread_id": f"lab13-{uuid.uuid4().hex[:8]}"}}
 
 
 def check_budget(
@@ -490,12 +490,12 @@ def check_budget(
 
 
 q1 = Exercise(
-    "12",
+    "13",
     "q1",
     ("build_agent",),
     check_budget,
     (
-        "Lesson 11 §5: `ToolCallLimitMiddleware` counts tool calls and decides what happens at the limit. "
+        "Lesson 12 §5: `ToolCallLimitMiddleware` counts tool calls and decides what happens at the limit. "
         "Which `exit_behavior` stops a model that keeps asking, and which limit counts per question?",
         "`create_agent(model, tools, checkpointer=checkpointer, middleware=[ToolCallLimitMiddleware("
         "run_limit=budget, exit_behavior='end')])` — 'continue' lets the model go on until the step limit "
@@ -713,7 +713,7 @@ def check_progress(
                 why = (
                     "`get_stream_writer()` reads the writer from a graph run; outside one it raises "
                     "(KeyError: '__pregel_runtime' under `tool.invoke`, RuntimeError outside any runnable). "
-                    "Fall back as lesson 11 §2 does: `try: write = get_stream_writer()` / "
+                    "Fall back as lesson 12 §2 does: `try: write = get_stream_writer()` / "
                     "`except (KeyError, RuntimeError): write = lambda chunk: None` — moving the work into a "
                     "function that takes the writer is not enough while the tool still calls "
                     "`get_stream_writer()` unguarded"
@@ -805,12 +805,12 @@ def _course_graph(rng: random.Random, turns: int) -> tuple[Any, list]:
 
 
 q2 = Exercise(
-    "12",
+    "13",
     "q2",
     ("make_crawl_tool", "progress_events"),
     check_progress,
     (
-        "Lesson 11 §2: `get_stream_writer()` inside a tool, `stream_mode='custom'` to read what it wrote. "
+        "Lesson 12 §2: `get_stream_writer()` inside a tool, `stream_mode='custom'` to read what it wrote. "
         "Outside a graph there is no writer: what does the call raise, and what can the tool use instead?",
         "In the tool: `try: write = get_stream_writer()` / `except (KeyError, RuntimeError): write = lambda "
         "chunk: None`, then for each page `fetch(url)` and `write({'url': url, 'done': i, 'total': n})`. "
@@ -985,7 +985,7 @@ def _repair_case(repair: Any, rng: random.Random, kind: str) -> None:
         tools = payment_tools(effects, service)
         bound = llm.bind_tools(list(_payment_wire()))  # the same request as `bind_tools(tools)`
         graph = tool_loop(bound, tools).builder.compile(checkpointer=InMemorySaver())
-    config = {"configurable": {"thread_id": f"lab12-{uuid.uuid4().hex[:8]}"}}
+    config = {"configurable": {"thread_id": f"lab13-{uuid.uuid4().hex[:8]}"}}
 
     def first_turn() -> None:
         try:
@@ -1011,7 +1011,7 @@ def _repair_case(repair: Any, rng: random.Random, kind: str) -> None:
     kept = {m.tool_call_id: m for m in before if isinstance(m, ToolMessage)}
     if kind == "create_agent" and not kept:  # the case must be the one it names (see payment_tools)
         raise RuntimeError(
-            "lab 12's create_agent case lost charge's answer before the repair ran: "
+            "lab 13's create_agent case lost charge's answer before the repair ran: "
             "re-run the check; if it keeps happening, run `make doctor`"
         )
     effects_before = list(effects.done)
@@ -1317,12 +1317,12 @@ def check_repair(
 
 
 q3 = Exercise(
-    "12",
+    "13",
     "q3",
     ("repair",),
     check_repair,
     (
-        "Lesson 12 §3: a provider looks for each call's answer right after the AIMessage that made it. "
+        "Lesson 13 §3: a provider looks for each call's answer right after the AIMessage that made it. "
         "Rewrite the history in order instead of appending — and keep the answers that exist.",
         "Read `graph.get_state(config).values['messages']`; build a new list: every message except "
         "ToolMessages, and after each AIMessage one answer per call (the existing ToolMessage, or "

@@ -1,4 +1,4 @@
-"""Library behaviour taught in notebooks/12_failure_and_recovery.ipynb.
+"""Library behaviour taught in notebooks/13_failure_and_recovery.ipynb.
 
 A tool that raises mid-batch, a resume, a thread left with unanswered tool calls, a run cancelled
 from outside: what the checkpoint holds, what runs again, and what the provider says. Side effects
@@ -23,7 +23,7 @@ from langgraph.prebuilt import ToolNode, tools_condition
 from helpers.history import unanswered_tool_calls
 from helpers.models import ScriptedChatModel
 
-lesson = pytest.mark.lesson("12_failure_and_recovery")
+lesson = pytest.mark.lesson("13_failure_and_recovery")
 TURN = [[{"name": "charge", "args": {"amount": 5}}, {"name": "notify", "args": {"user": "ann"}}],
         "all done"]
 ASK = {"messages": [HumanMessage("Charge ann 5 and tell her")]}

@@ -1,4 +1,4 @@
-"""Library behaviour taught in notebooks/15_tool_definitions.ipynb.
+"""Library behaviour taught in notebooks/16_tool_definitions.ipynb.
 
 How a tool's definition changes its run: `args_schema` defaults and coercion, pydantic's strict mode
 beside the provider's (`bind_tools(..., strict=True)`), the message a validation error becomes,
@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from helpers.models import ScriptedChatModel, tool_results_summary
 
-lesson = pytest.mark.lesson("15_tool_definitions")
+lesson = pytest.mark.lesson("16_tool_definitions")
 
 
 def _ask(*calls):

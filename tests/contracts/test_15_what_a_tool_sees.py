@@ -1,4 +1,4 @@
-"""Library behaviour taught in notebooks/14_what_a_tool_sees.ipynb.
+"""Library behaviour taught in notebooks/15_what_a_tool_sees.ipynb.
 
 What a tool receives in each place it can run (`ToolRuntime`'s fields), the store with and without
 one, `context_schema` and `context=`, the config and what a checkpointer keeps of it, the caller's
@@ -40,7 +40,7 @@ from typing_extensions import TypedDict
 from helpers.models import ScriptedChatModel
 from helpers.timing import Rendezvous
 
-lesson = pytest.mark.lesson("14_what_a_tool_sees")
+lesson = pytest.mark.lesson("15_what_a_tool_sees")
 ASK = {"messages": [HumanMessage("go")]}
 NO_OP_WRITER = Runtime().stream_writer
 

@@ -1,4 +1,4 @@
-"""Lab 12 as a learner meets it: for each exercise, correct answers written differently are accepted,
+"""Lab 13 as a learner meets it: for each exercise, correct answers written differently are accepted,
 and the wrong answers real beginners write — hard-coded output, faked outcomes, a hang, an exception,
 the starter as generated — are rejected with a message that names the mistake."""
 
@@ -25,21 +25,21 @@ from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.types import Command
 
 from helpers.history import unanswered_tool_calls
-from helpers.labs import LABS, NAMES, CheckFailed, lab12, solution_namespace
+from helpers.labs import LABS, NAMES, CheckFailed, lab13, solution_namespace
 from helpers.labs import build as labs_build
 
-SOL = solution_namespace("12")
+SOL = solution_namespace("13")
 
 
 def rejected(exercise, namespace: dict, *phrases: str) -> str:
-    """The shared check (tests/lab_checks.py), with room for lab 12's longer verdicts."""
+    """The shared check (tests/lab_checks.py), with room for lab 13's longer verdicts."""
     return _rejected(exercise, namespace, *phrases, max_lines=30)
 
 
 def starter_namespace() -> dict:
     """The generated starter's code cells (not its checks and hints), run as a learner runs them."""
     namespace: dict = {}
-    for number, cell in enumerate(nbformat.read(LABS / f"{NAMES['12']}.ipynb", as_version=4).cells):
+    for number, cell in enumerate(nbformat.read(LABS / f"{NAMES['13']}.ipynb", as_version=4).cells):
         if cell.cell_type != "code" or ".check(" in cell.source or ".hint(" in cell.source:
             continue
         code = "\n".join(line for line in cell.source.splitlines() if not line.startswith("%"))
@@ -50,10 +50,10 @@ def starter_namespace() -> dict:
 
 
 def test_the_starter_is_generated_and_every_exercise_is_still_a_stub():
-    committed = (LABS / f"{NAMES['12']}.ipynb").read_text(encoding="utf-8")
-    assert committed == labs_build.starter_text(NAMES["12"])
+    committed = (LABS / f"{NAMES['13']}.ipynb").read_text(encoding="utf-8")
+    assert committed == labs_build.starter_text(NAMES["13"])
     starter = starter_namespace()
-    for exercise in (lab12.q1, lab12.q2, lab12.q3):
+    for exercise in (lab13.q1, lab13.q2, lab13.q3):
         rejected(exercise, starter, "still raises NotImplementedError", "Replace that `raise` line")
 
 
@@ -102,8 +102,8 @@ def two_limits(model, tools, budget, checkpointer):  # a generous thread limit b
     [SOL["build_agent"], hand_built, BudgetedAgent(), two_limits],
     ids=["solution", "hand-built-gate", "callable-object-per-tool", "thread-and-run-limit"],
 )
-def test_lab12_q1_accepts_every_budget_that_stops_the_run(build_agent, capsys):
-    accepted(lab12.q1, {"build_agent": build_agent}, capsys)
+def test_lab13_q1_accepts_every_budget_that_stops_the_run(build_agent, capsys):
+    accepted(lab13.q1, {"build_agent": build_agent}, capsys)
 
 
 def limited(**options):
@@ -169,54 +169,54 @@ def ends_unanswered(model, tools, budget, checkpointer):  # route to END once th
         "returns-none",
     ],
 )
-def test_lab12_q1_rejects_budgets_that_do_not_stop_or_lose_the_history(build_agent, phrases):
-    message = rejected(lab12.q1, {"build_agent": build_agent}, *phrases)
-    assert "12_failure_and_recovery" in message or "11_streaming_and_stopping" in message
+def test_lab13_q1_rejects_budgets_that_do_not_stop_or_lose_the_history(build_agent, phrases):
+    message = rejected(lab13.q1, {"build_agent": build_agent}, *phrases)
+    assert "13_failure_and_recovery" in message or "12_streaming_and_stopping" in message
 
 
 @pytest.mark.parametrize(
     ("exercise", "namespace", "cause"),
     [
-        (lab12.q1, {"build_agent": limited(run_limit="budget")}, "`exit_behavior='continue'` (the default)"),
-        (lab12.q1, {"build_agent": limited(run_limit="budget", exit_behavior="error")},
+        (lab13.q1, {"build_agent": limited(run_limit="budget")}, "`exit_behavior='continue'` (the default)"),
+        (lab13.q1, {"build_agent": limited(run_limit="budget", exit_behavior="error")},
          "`exit_behavior='error'` raises"),
     ],
     ids=["exit-continue", "exit-error"],
 )
-def test_lab12_a_cause_shared_by_several_cases_is_explained_once(exercise, namespace, cause):
+def test_lab13_a_cause_shared_by_several_cases_is_explained_once(exercise, namespace, cause):
     message = rejected(exercise, namespace, cause)
     assert message.count(cause) == 1, message
     assert message.count("why:      as above") >= 2, message  # each later case keeps its own observation
 
 
-def test_lab12_q1_hard_coding_fails_whatever_the_budget_drawn():
+def test_lab13_q1_hard_coding_fails_whatever_the_budget_drawn():
     for seed, fixed in enumerate((1, 2, 3, 4, 5)):  # budget 1 and a budget of 2 or 4 are always asked
         with pytest.raises(CheckFailed):
-            lab12.check_budget(limited(run_limit=fixed, exit_behavior="end"), seed=seed)
+            lab13.check_budget(limited(run_limit=fixed, exit_behavior="end"), seed=seed)
 
 
-def test_lab12_q1_faults_become_feedback(monkeypatch, capsys):
-    monkeypatch.setattr(lab12, "LIMIT", 0.4)
+def test_lab13_q1_faults_become_feedback(monkeypatch, capsys):
+    monkeypatch.setattr(lab13, "LIMIT", 0.4)
     never = threading.Event()
 
     def waits(model, tools, budget, checkpointer):
         never.wait()
 
     try:
-        message = rejected(lab12.q1, {"build_agent": waits}, "did not return within 0.4 s", "build_agent")
+        message = rejected(lab13.q1, {"build_agent": waits}, "did not return within 0.4 s", "build_agent")
     finally:
         never.set()
     assert "not tried" in message  # one hang costs one time limit
-    rejected(lab12.q1, {"build_agent": lambda model, tools, budget, checkpointer: {}["agent"]}, "KeyError")
-    rejected(lab12.q1, {"build_agent": lambda model, tools, budget: None}, "must take 4 arguments")
-    rejected(lab12.q1, {"build_agent": "create_agent"}, "must be a function")
-    rejected(lab12.q1, {}, "`build_agent` is not defined")
-    monkeypatch.setattr(lab12, "LIMIT", None)
-    accepted(lab12.q1, SOL, capsys)  # usable after the hang
+    rejected(lab13.q1, {"build_agent": lambda model, tools, budget, checkpointer: {}["agent"]}, "KeyError")
+    rejected(lab13.q1, {"build_agent": lambda model, tools, budget: None}, "must take 4 arguments")
+    rejected(lab13.q1, {"build_agent": "create_agent"}, "must be a function")
+    rejected(lab13.q1, {}, "`build_agent` is not defined")
+    monkeypatch.setattr(lab13, "LIMIT", None)
+    accepted(lab13.q1, SOL, capsys)  # usable after the hang
 
 
 # == q2: progress from a slow tool ======================================================================
-def crawl_pages(urls, fetch, write):  # lesson 11's fix: the work takes the writer
+def crawl_pages(urls, fetch, write):  # lesson 12's fix: the work takes the writer
     for done, url in enumerate(urls, 1):
         fetch(url)
         write({"url": url, "done": done, "total": len(urls)})
@@ -268,8 +268,8 @@ def writer_each_time(fetch):  # asks for the writer on every page
     ],
     ids=["solution", "plain-function-and-two-modes", "writer-per-page-and-a-generator"],
 )
-def test_lab12_q2_accepts_every_way_of_streaming_progress(make_crawl_tool, progress_events, capsys):
-    accepted(lab12.q2, {"make_crawl_tool": make_crawl_tool, "progress_events": progress_events}, capsys)
+def test_lab13_q2_accepts_every_way_of_streaming_progress(make_crawl_tool, progress_events, capsys):
+    accepted(lab13.q2, {"make_crawl_tool": make_crawl_tool, "progress_events": progress_events}, capsys)
 
 
 def q2(make_crawl_tool=None, progress_events=None) -> dict:
@@ -325,7 +325,7 @@ def one_summary(fetch):
     return crawl
 
 
-def unguarded(fetch):  # lesson 11's first crawl: fine in a graph, KeyError outside
+def unguarded(fetch):  # lesson 12's first crawl: fine in a graph, KeyError outside
     @tool
     def crawl(urls: list[str]) -> str:
         """Crawl."""
@@ -415,7 +415,7 @@ def written_by_hand(graph, inputs):  # events made up from the final state, no s
         (q2(silent), ["no custom chunk at all", "get_stream_writer()"]),
         (q2(at_the_end), ["✘ a page fails", "never reported", "not all of them at the end"]),
         (q2(one_summary), ["one chunk per page"]),
-        (q2(unguarded), ["✘ outside a graph", "KeyError", "__pregel_runtime", "lesson 11 §2",
+        (q2(unguarded), ["✘ outside a graph", "KeyError", "__pregel_runtime", "lesson 12 §2",
                          "except (KeyError, RuntimeError): write = lambda chunk: None"]),
         (q2(with_runtime), ["✘ outside a graph", "injected only by ToolNode"]),
         (q2(from_zero), ["`done` counts pages from 1"]),
@@ -451,33 +451,33 @@ def written_by_hand(graph, inputs):  # events made up from the final state, no s
         "returns-a-string",
     ],
 )
-def test_lab12_q2_rejects_progress_that_is_missing_late_faked_or_breaks_outside(namespace, phrases):
-    message = rejected(lab12.q2, namespace, *phrases)
-    assert "11_streaming_and_stopping" in message
+def test_lab13_q2_rejects_progress_that_is_missing_late_faked_or_breaks_outside(namespace, phrases):
+    message = rejected(lab13.q2, namespace, *phrases)
+    assert "12_streaming_and_stopping" in message
 
 
-def test_lab12_q2_faults_become_feedback(monkeypatch, capsys):
-    monkeypatch.setattr(lab12, "LIMIT", 0.4)
+def test_lab13_q2_faults_become_feedback(monkeypatch, capsys):
+    monkeypatch.setattr(lab13, "LIMIT", 0.4)
 
     async def waits(graph, inputs):  # an async consumer that waits forever
         await asyncio.Event().wait()
 
     message = rejected(
-        lab12.q2, q2(progress_events=waits), "did not return within 0.4 s", "The check cancelled it"
+        lab13.q2, q2(progress_events=waits), "did not return within 0.4 s", "The check cancelled it"
     )
     assert message.count("✔") == 3
 
     def raising(graph, inputs):
         return inputs["message"]
 
-    rejected(lab12.q2, q2(progress_events=raising), "KeyError: 'message'", "raising")
+    rejected(lab13.q2, q2(progress_events=raising), "KeyError: 'message'", "raising")
     rejected(
-        lab12.q2, {"make_crawl_tool": SOL["make_crawl_tool"], "progress_events": None}, "must be a function"
+        lab13.q2, {"make_crawl_tool": SOL["make_crawl_tool"], "progress_events": None}, "must be a function"
     )
-    rejected(lab12.q2, {"make_crawl_tool": SOL["make_crawl_tool"]}, "`progress_events` is not defined")
-    monkeypatch.setattr(lab12, "LIMIT", None)
-    accepted(lab12.q2, SOL, capsys)
-    accepted(lab12.q2, SOL, capsys)  # twice, the same verdict
+    rejected(lab13.q2, {"make_crawl_tool": SOL["make_crawl_tool"]}, "`progress_events` is not defined")
+    monkeypatch.setattr(lab13, "LIMIT", None)
+    accepted(lab13.q2, SOL, capsys)
+    accepted(lab13.q2, SOL, capsys)  # twice, the same verdict
 
 
 # == q3: repair a crashed thread =======================================================================
@@ -528,11 +528,11 @@ class Repairer:  # a class, another wording, the tool's name on each answer
     ids=["solution", "insert-where-missing", "callable-object", "unsure-whether", "no-answer-recorded",
          "step-died"],
 )
-def test_lab12_q3_accepts_every_repair_that_keeps_the_thread(repair, capsys):
-    accepted(lab12.q3, {"repair": repair}, capsys)
+def test_lab13_q3_accepts_every_repair_that_keeps_the_thread(repair, capsys):
+    accepted(lab13.q3, {"repair": repair}, capsys)
 
 
-def appended(graph, config):  # error answers added at the end (lesson 12's first try)
+def appended(graph, config):  # error answers added at the end (lesson 13's first try)
     messages = graph.get_state(config).values["messages"]
     answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
     late = [
@@ -737,20 +737,20 @@ def hard_coded_ids(graph, config):
         "does-nothing",
     ],
 )
-def test_lab12_q3_rejects_repairs_that_fake_lose_or_rerun(repair, phrases):
-    message = rejected(lab12.q3, {"repair": repair}, *phrases)
-    assert "12_failure_and_recovery" in message
+def test_lab13_q3_rejects_repairs_that_fake_lose_or_rerun(repair, phrases):
+    message = rejected(lab13.q3, {"repair": repair}, *phrases)
+    assert "13_failure_and_recovery" in message
 
 
-def test_lab12_q3_faults_become_feedback(monkeypatch, capsys):
-    monkeypatch.setattr(lab12, "LIMIT", 0.4)
+def test_lab13_q3_faults_become_feedback(monkeypatch, capsys):
+    monkeypatch.setattr(lab13, "LIMIT", 0.4)
     never = threading.Event()
 
     def waits(graph, config):
         never.wait()
 
     try:
-        message = rejected(lab12.q3, {"repair": waits}, "did not return within 0.4 s", "`repair`")
+        message = rejected(lab13.q3, {"repair": waits}, "did not return within 0.4 s", "`repair`")
     finally:
         never.set()
     assert "not tried" in message
@@ -758,16 +758,16 @@ def test_lab12_q3_faults_become_feedback(monkeypatch, capsys):
     def raising(graph, config):
         return graph.get_state(config).values["history"]
 
-    rejected(lab12.q3, {"repair": raising}, "KeyError: 'history'", "raising")
-    rejected(lab12.q3, {"repair": None}, "must be a function")
-    monkeypatch.setattr(lab12, "LIMIT", None)
+    rejected(lab13.q3, {"repair": raising}, "KeyError: 'history'", "raising")
+    rejected(lab13.q3, {"repair": None}, "must be a function")
+    monkeypatch.setattr(lab13, "LIMIT", None)
 
     def chatty(graph, config):
         for i in range(200):
             print("repairing", i)
         SOL["repair"](graph, config)
 
-    out = accepted(lab12.q3, {"repair": chatty}, capsys)
+    out = accepted(lab13.q3, {"repair": chatty}, capsys)
     assert "more line(s) not shown" in out
 
 
@@ -874,12 +874,12 @@ def nothing_outside(fetch):  # the missing writer caught by returning at once
     return crawl
 
 
-def test_lab12_accepts_other_right_answers(capsys):
-    accepted(lab12.q1, {"build_agent": counting_middleware}, capsys)
-    accepted(lab12.q2, q2(runtime_with_default, async_events), capsys)
-    accepted(lab12.q3, {"repair": by_id}, capsys)
-    accepted(lab12.q3, {"repair": awaited_repair}, capsys)
-    accepted(lab12.q3, {"repair": bulk_repair}, capsys)
+def test_lab13_accepts_other_right_answers(capsys):
+    accepted(lab13.q1, {"build_agent": counting_middleware}, capsys)
+    accepted(lab13.q2, q2(runtime_with_default, async_events), capsys)
+    accepted(lab13.q3, {"repair": by_id}, capsys)
+    accepted(lab13.q3, {"repair": awaited_repair}, capsys)
+    accepted(lab13.q3, {"repair": bulk_repair}, capsys)
 
 
 def no_checkpointer(limit: str):  # the checkpointer forgotten: each question a thread of its own
@@ -942,14 +942,14 @@ def runtime_required(fetch):
 
 
 def relaxes_the_endpoint(graph, config):  # the provider told not to look, then the answers appended
-    lab12._WIRE["endpoint"].check_history = False
+    lab13._WIRE["endpoint"].check_history = False
     appended(graph, config)
 
 
 def fakes_invoke(graph, config):  # the graph's invoke replaced by one that answers from the script
     appended(graph, config)
     graph.invoke = lambda inputs, config=None, **kw: {
-        "messages": [AIMessage(lab12._WIRE["current"]["turns"][-1])]
+        "messages": [AIMessage(lab13._WIRE["current"]["turns"][-1])]
     }
 
 
@@ -960,7 +960,7 @@ def swaps_the_checkpointer(graph, config):  # a fresh, empty checkpointer: no th
 
 
 def hides_the_rerun(graph, config):  # the recorder silenced, then "just run it again"
-    lab12.Effects.add = lambda self, value: None
+    lab13.Effects.add = lambda self, value: None
     resumes_first(graph, config)
 
 
@@ -1015,7 +1015,7 @@ def as_the_model(graph, config):  # the lesson's rewrite, written as the model's
     graph.update_state(config, {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *fixed]}, as_node=node)
 
 
-ORIGINALS = (lab12._question, lab12.Cases.result, lab12.Effects.add)
+ORIGINALS = (lab13._question, lab13.Cases.result, lab13.Effects.add)
 
 
 def patches(target, name):
@@ -1030,49 +1030,49 @@ def patches(target, name):
     ("exercise", "namespace", "phrases", "absent"),
     [
         (
-            lab12.q1,
+            lab13.q1,
             {"build_agent": no_checkpointer("run_limit")},
             ["did not see the first", "checkpointer=checkpointer"],
             [],
         ),
-        (lab12.q1, {"build_agent": no_checkpointer("thread_limit")}, ["did not see the first"], []),
-        (lab12.q1, {"build_agent": budget_minus_one}, ["not one less"], ["thread_limit"]),
+        (lab13.q1, {"build_agent": no_checkpointer("thread_limit")}, ["did not see the first"], []),
+        (lab13.q1, {"build_agent": budget_minus_one}, ["not one less"], ["thread_limit"]),
         (
-            lab12.q1,
-            {"build_agent": patches(lab12, "_question")},
-            ["own code was changed", "lab12._question"],
+            lab13.q1,
+            {"build_agent": patches(lab13, "_question")},
+            ["own code was changed", "lab13._question"],
             [],
         ),
         (
-            lab12.q1,
-            {"build_agent": patches(lab12.Cases, "result")},
+            lab13.q1,
+            {"build_agent": patches(lab13.Cases, "result")},
             ["own code was changed", "Cases.result"],
             [],
         ),
-        (lab12.q2, q2(printed), ["no custom chunk at all", "`print` and the state never reach"], []),
-        (lab12.q2, q2(records_without_fetching), ["did not fetch every page"], []),
-        (lab12.q2, q2(nothing_outside), ["✘ outside a graph", "did not fetch the pages"], []),
-        (lab12.q2, q2(runtime_required), ["✘ outside a graph", "runtime: ToolRuntime = None"], []),
-        (lab12.q3, {"repair": relaxes_the_endpoint}, ["changed the graph or the provider"], []),
-        (lab12.q3, {"repair": fakes_invoke}, ["changed the graph or the provider", "invoke"], []),
+        (lab13.q2, q2(printed), ["no custom chunk at all", "`print` and the state never reach"], []),
+        (lab13.q2, q2(records_without_fetching), ["did not fetch every page"], []),
+        (lab13.q2, q2(nothing_outside), ["✘ outside a graph", "did not fetch the pages"], []),
+        (lab13.q2, q2(runtime_required), ["✘ outside a graph", "runtime: ToolRuntime = None"], []),
+        (lab13.q3, {"repair": relaxes_the_endpoint}, ["changed the graph or the provider"], []),
+        (lab13.q3, {"repair": fakes_invoke}, ["changed the graph or the provider", "invoke"], []),
         (
-            lab12.q3,
+            lab13.q3,
             {"repair": swaps_the_checkpointer},
             ["changed the graph or the provider", "checkpointer"],
             [],
         ),
-        (lab12.q3, {"repair": hides_the_rerun}, ["own code was changed", "Effects.add"], []),
-        (lab12.q3, {"repair": resumes_only}, ["ran tools again", "invoke(None, config)"], []),
-        (lab12.q3, {"repair": writes_the_checkpointer}, ["did not go through `update_state`"], []),
-        (lab12.q3, {"repair": fresh_ids}, ["new ids"], []),
+        (lab13.q3, {"repair": hides_the_rerun}, ["own code was changed", "Effects.add"], []),
+        (lab13.q3, {"repair": resumes_only}, ["ran tools again", "invoke(None, config)"], []),
+        (lab13.q3, {"repair": writes_the_checkpointer}, ["did not go through `update_state`"], []),
+        (lab13.q3, {"repair": fresh_ids}, ["new ids"], []),
         (
-            lab12.q3,
+            lab13.q3,
             {"repair": as_the_model},
             ["`update_state` failed", "as_node='tools'"],
             [],
         ),
         (
-            lab12.q3,
+            lab13.q3,
             {"repair": lambda g, c: Repairer("Done: charged and notified.")(g, c)},
             ["success answer"],
             [],
@@ -1099,49 +1099,49 @@ def patches(target, name):
         "error-status-success-words",
     ],
 )
-def test_lab12_rejects_later_attempts(exercise, namespace, phrases, absent):
+def test_lab13_rejects_later_attempts(exercise, namespace, phrases, absent):
     message = rejected(exercise, namespace, *phrases)
     for phrase in absent:
         assert phrase not in message, message
     # whatever was changed was put back
-    assert (lab12._question, lab12.Cases.result, lab12.Effects.add) == ORIGINALS
-    assert "_WIRE" not in vars(lab12) or lab12._WIRE["endpoint"].check_history is True
+    assert (lab13._question, lab13.Cases.result, lab13.Effects.add) == ORIGINALS
+    assert "_WIRE" not in vars(lab13) or lab13._WIRE["endpoint"].check_history is True
 
 
-def test_lab12_a_check_after_a_patched_one_passes_again(capsys):
-    rejected(lab12.q1, {"build_agent": patches(lab12, "_question")}, "own code was changed")
-    accepted(lab12.q1, SOL, capsys)
+def test_lab13_a_check_after_a_patched_one_passes_again(capsys):
+    rejected(lab13.q1, {"build_agent": patches(lab13, "_question")}, "own code was changed")
+    accepted(lab13.q1, SOL, capsys)
 
 
-def test_lab12_slow_but_correct_answers_pass_within_the_limit(monkeypatch, capsys):
-    monkeypatch.setattr(lab12, "LIMIT", 2.0)
+def test_lab13_slow_but_correct_answers_pass_within_the_limit(monkeypatch, capsys):
+    monkeypatch.setattr(lab13, "LIMIT", 2.0)
 
     def slow_repair(graph, config):
         time.sleep(0.3)
         SOL["repair"](graph, config)
 
-    accepted(lab12.q3, {"repair": slow_repair}, capsys)
+    accepted(lab13.q3, {"repair": slow_repair}, capsys)
 
 
-def test_lab12_code_replaced_from_a_cell_before_the_import_is_refused():
+def test_lab13_code_replaced_from_a_cell_before_the_import_is_refused():
     """`labs report` imports the checks again after the learner's cells ran: a method a cell replaced
     then is what the check finds, so it is recognised by where its code was written."""
     cell = "/tmp/ipykernel_12/7.py"
     namespace: dict = {}
     exec(compile("def add(self, value):\n    pass\n", cell, "exec"), namespace)  # noqa: S102 - a learner's cell
-    original = lab12.Ran.add
-    lab12.Ran.add = namespace["add"]
+    original = lab13.Ran.add
+    lab13.Ran.add = namespace["add"]
     try:
-        lab12._take_guard()  # as after a reload
+        lab13._take_guard()  # as after a reload
         with pytest.raises(CheckFailed, match="own code was changed"):
-            lab12.check_budget(SOL["build_agent"])
+            lab13.check_budget(SOL["build_agent"])
     finally:
-        lab12.Ran.add = original
-        lab12._take_guard()
+        lab13.Ran.add = original
+        lab13._take_guard()
 
 
-def test_lab12_progress_pages_are_all_different_so_the_broken_one_fails_where_it_is_drawn():
+def test_lab13_progress_pages_are_all_different_so_the_broken_one_fails_where_it_is_drawn():
     """Seed 1521001 drew the broken page's URL twice (pages 2 and 3): the crawl failed a page early
     and the solution was refused (about once in 700,000 checks)."""
-    ns = solution_namespace("12")
-    assert lab12.check_progress(ns["make_crawl_tool"], ns["progress_events"], seed=1521001)
+    ns = solution_namespace("13")
+    assert lab13.check_progress(ns["make_crawl_tool"], ns["progress_events"], seed=1521001)

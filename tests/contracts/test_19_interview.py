@@ -33,9 +33,9 @@ from helpers.returns import output_shape
 from helpers.timing import CallRecorder
 from helpers.tools import make_city_tools, make_failing_tool
 
-lesson = pytest.mark.lesson("17_drill_bank")
+lesson = pytest.mark.lesson("20_drill_bank")
 lesson_03 = pytest.mark.lesson("03_builtin_toolnode")
-mock_interview = pytest.mark.lesson("16_mock_interview")
+mock_interview = pytest.mark.lesson("19_mock_interview")
 RT = Runtime()
 
 
