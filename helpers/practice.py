@@ -39,13 +39,17 @@ What `check()` prints, question by question in the order they were defined:
 - last, a tally: `2 of 4 right; 1 not yet predicted`.
 
 `check()` returns a `Results` (a dict: question name → True, False, or None when there is no
-verdict) and keeps it as `practice.results`. In a notebook the returned `Results` displays
-nothing, so the printed report is the cell's whole output; in tests it compares like a dict.
+verdict) and keeps it as `practice.results`. A `Results` displays nothing in a notebook, so the
+printed report is the check cell's whole output (`print(practice.results)` shows the dict); in
+tests and labs it compares like a dict.
 
 Predictions are plain values: a `str`, an `int`, a `bool`, `None` (no prediction), or a tuple or
-list of those. Two answers match when they are the same kind of value and equal — `True` is not
-`1`, `"1"` is not `1` — with surrounding whitespace of a `str` ignored, and a list equal to the
-tuple with the same items.
+list of those; anything else (a `str` subclass, an object with its own `==`) is refused. A question
+lists its allowed answers, or takes a free answer of one type (`kind=`, `int` unless it says
+otherwise); a prediction outside them is refused when it is made, with what to write instead. Two
+answers match when they are the same kind of value and equal — `True` is not `1`, `"1"` is not
+`1` — with surrounding whitespace of a `str` ignored, and a list equal to the tuple with the same
+items.
 
 Scenarios run in a daemon worker thread under a time limit (`timeout=`, default `TIMEOUT`); an
 `async def` scenario runs on a fresh event loop in that thread, so `check()` works inside a
@@ -59,6 +63,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import functools
 import inspect
 import io
@@ -82,6 +87,12 @@ WIDTH = 100
 """Characters per printed line (the question's text is wrapped to it)."""
 
 _PLAIN_SCALARS = (str, int, bool, type(None))
+_KIND_NAMES = {
+    int: "a whole number, e.g. 2",
+    str: "a str, e.g. 'text'",
+    bool: "True or False",
+    tuple: "a tuple, e.g. ('a', 'b')",
+}
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]{4,}")
 
 
@@ -143,6 +154,7 @@ class _Hung(Exception):
 def _run_on_fresh_loop(make: Callable[[], Any], state: dict[str, Any]) -> Any:
     loop = asyncio.new_event_loop()
     state["loop"] = loop
+    loop.set_exception_handler(lambda loop, context: None)  # no "never retrieved" noise on stderr
     try:
         asyncio.set_event_loop(loop)
 
@@ -187,7 +199,8 @@ def _run_limited(fn: Callable[[], Any], timeout: float, name: str) -> Any:
         finally:
             done.set()
 
-    worker = threading.Thread(target=work, name=f"practice:{name}", daemon=True)
+    context = contextvars.copy_context()  # the scenario sees what the calling cell would see
+    worker = threading.Thread(target=context.run, args=(work,), name=f"practice:{name}", daemon=True)
     worker.start()
     if not done.wait(timeout):
         task, loop = state.get("task"), state.get("loop")
@@ -256,6 +269,32 @@ class Question:
     section: str
     scenario: Callable[[], Any]
     timeout: float
+    kind: type = int
+
+    def refusal(self, value: Any) -> str | None:
+        """Why `value` cannot be an answer to this question (None when it can)."""
+        problem = _plain_problem(value)
+        if problem:
+            example = f" — e.g. {_show(self.answers[0])}" if self.answers else ""
+            return (
+                f"write the answer as a plain value (a str, int, bool, or a tuple of them), "
+                f"not {problem}{example}"
+            )
+        if self.answers is not None:
+            if _canonical(value) in [_canonical(a) for a in self.answers]:
+                return None
+            shown = ", ".join(_show(a) for a in self.answers)
+            same_text = [a for a in self.answers if str(a).strip() == str(value).strip()]
+            hint = f" (did you mean {_show(same_text[0])}? the kind of value counts)" if same_text else ""
+            return (
+                f"{_show(value)} is not one of the allowed answers: {shown}{hint}. Write one of them exactly."
+            )
+        if self.kind is object or type(value) is self.kind or {type(value), self.kind} <= {tuple, list}:
+            return None
+        return (
+            f"write the answer as {_KIND_NAMES.get(self.kind, 'a ' + self.kind.__name__)}, "
+            f"not {_show(value)} (a {type(value).__name__})"
+        )
 
 
 class Results(dict):
@@ -263,7 +302,8 @@ class Results(dict):
 
     `right`, `wrong`, `unpredicted` and `failed` (the scenario itself failed) list the names;
     `stopped` is True when the check was interrupted. In a notebook a `Results` displays nothing
-    (the printed report is the output); elsewhere it shows as a dict.
+    (the printed report is the output; `print(results)` shows the dict); elsewhere it shows as a
+    dict.
 
     Example:
         ```python
@@ -336,16 +376,20 @@ class PredictionSet:
         rule: str,
         section: str,
         timeout: float | None = None,
+        kind: type = int,
     ) -> Callable[[Callable[[], Any]], Callable[[], Any]]:
         """Register the decorated scenario as a question (the function is returned unchanged).
 
         Args:
             ask: the scenario in words, ending in the question the learner answers.
-            answers: the allowed answers (plain values), or None to accept any plain value.
+            answers: the allowed answers (plain values), or None for a free answer of type `kind`.
             rule: the lesson's rule that derives the answer (shown after a wrong prediction).
             section: where it is taught, `"NN_lesson.ipynb#Heading-anchor"` (JupyterLab's id:
                 the heading's text, spaces replaced by `-`, case kept).
             timeout: seconds the scenario may run (default `TIMEOUT`).
+            kind: with `answers=None`, the type a free answer has: `int` (the default), `str`,
+                `bool`, `tuple` (a list is accepted as the same), or `object` for any plain value.
+                A prediction of another type is refused when it is made.
 
         Returns:
             A decorator. The scenario takes no arguments (sync or `async def`), runs the case live
@@ -363,7 +407,7 @@ class PredictionSet:
         if answers is not None:
             if type(answers) not in (tuple, list) or not answers:
                 raise PracticeError(
-                    f"`answers` must be a tuple of the allowed answers (or None for any plain value), "
+                    f"`answers` must be a tuple of the allowed answers (or None for a free answer), "
                     f"not {_clean(repr(answers), 80)}"
                 )
             problem = _plain_problem(answers)
@@ -377,13 +421,15 @@ class PredictionSet:
             raise PracticeError(
                 f"`section` must link a heading: 'NN_lesson.ipynb#Heading-anchor', not {section!r}"
             )
+        if kind not in (int, str, bool, tuple, object):
+            raise PracticeError(f"`kind` must be int, str, bool, tuple or object, not {kind!r}")
         limit = TIMEOUT if timeout is None else float(timeout)
 
         def register(scenario: Callable[[], Any]) -> Callable[[], Any]:
             name = scenario.__name__
             if not name.isidentifier():
                 raise PracticeError(f"a question's scenario needs a `def` name, not {name!r}")
-            self.questions[name] = Question(name, ask, answers, rule, section, scenario, limit)
+            self.questions[name] = Question(name, ask, answers, rule, section, scenario, limit, kind)
             return scenario
 
         return register
@@ -395,12 +441,13 @@ class PredictionSet:
         Every name and value is checked before any is recorded, so a refused call changes nothing.
 
         Args:
-            **predictions: question name → a plain value (a str, int, bool, or a tuple of them),
-                one of the question's allowed answers when it lists them.
+            **predictions: question name → a plain value (a str, int, bool, or a tuple of them):
+                one of the question's allowed answers when it lists them, else of its `kind`.
 
         Raises:
             PracticeError: an unknown name (the message lists the known ones), a value that is not
-                plain (a str subclass, an object with its own `==`), or one not among the answers.
+                plain (a str subclass, an object with its own `==`), one not among the answers, or
+                one of another kind than a free answer's.
 
         Example:
             ```python
@@ -415,27 +462,9 @@ class PredictionSet:
                     f"{self.name} has no question named `{name}`. Its questions: {known}. "
                     f"Fix the name in practice.predict(...) and run the cell again."
                 ) from None
-            if value is None:
-                continue
-            problem = _plain_problem(value)
-            if problem:
-                raise PracticeError(
-                    f"`{name}`: write the answer as a plain value (a str, int, bool, or a tuple of "
-                    f"them), not {problem}"
-                    + (f" — e.g. {_show(question.answers[0])}" if question.answers else "")
-                ) from None
-            if question.answers is not None:
-                allowed = [_canonical(a) for a in question.answers]
-                if _canonical(value) not in allowed:
-                    shown = ", ".join(_show(a) for a in question.answers)
-                    hint = ""
-                    same_text = [a for a in question.answers if str(a).strip() == str(value).strip()]
-                    if same_text:
-                        hint = f" (did you mean {_show(same_text[0])}? the kind of value counts)"
-                    raise PracticeError(
-                        f"`{name}`: {_show(value)} is not one of the allowed answers: {shown}{hint}. "
-                        f"Write one of them exactly."
-                    ) from None
+            refusal = None if value is None else question.refusal(value)
+            if refusal:
+                raise PracticeError(f"`{name}`: {refusal}") from None
         for name, value in predictions.items():
             self.predictions[name] = value
 
@@ -499,14 +528,13 @@ class PredictionSet:
             text = f"{type(exc).__name__}: {_clean(exc)}" if str(exc) else type(exc).__name__
             print(f"{failed}{text}{course}")
             return
-        problem = _plain_problem(observed)
-        allowed = question.answers
-        if problem or (allowed is not None and _canonical(observed) not in [_canonical(a) for a in allowed]):
+        if question.refusal(observed):
             results.failed.append(name)
+            problem = _plain_problem(observed)
             what = (
                 f"{problem}, not a plain value"
                 if problem
-                else f"{_clean(_show(observed), 80)}, not one of its answers"
+                else f"{_clean(_show(observed), 80)}, which is not a possible answer"
             )
             print(f"{failed}it returned {what}{course}")
             return

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import types
 
 import pytest
 
@@ -17,13 +18,15 @@ def make_set(**scenarios) -> PredictionSet:
     """A PredictionSet with one question per scenario (answers from the scenario's `answers` attribute)."""
     practice = PredictionSet("99_test")
     for name, fn in scenarios.items():
-        fn.__name__ = name
+        fn = types.FunctionType(fn.__code__, fn.__globals__, name, fn.__defaults__, fn.__closure__)
+        fn.__dict__.update(scenarios[name].__dict__)  # its answers, kind, timeout
         practice.question(
             ask=f"What does {name} give?",
             answers=getattr(fn, "answers", ("0", "1")),
             rule=f"The rule for {name}.",
             section=SECTION,
             timeout=getattr(fn, "timeout", None),
+            kind=getattr(fn, "kind", int),
         )(fn)
     return practice
 
@@ -102,7 +105,7 @@ def test_a_prediction_not_among_the_answers_is_refused_at_predict_time():
     assert practice.predictions == {}
 
 
-def test_bool_is_not_int():
+def test_bool_is_not_int(capsys):
     def flag():
         return True
 
@@ -114,12 +117,22 @@ def test_bool_is_not_int():
     def count():
         return 1
 
-    count.answers = None  # any plain value: True is accepted, and is wrong
+    count.answers = None  # a free answer: an int unless the question says otherwise
+    practice = make_set(count=count)
+    with pytest.raises(
+        PracticeError, match=r"write the answer as a whole number, e.g. 2, not True \(a bool\)"
+    ):
+        practice.predict(count=True)
+    with pytest.raises(PracticeError, match=r"not '1' \(a str\)"):
+        practice.predict(count="1")
+    practice.predict(count=1)
+    assert practice.check() == {"count": True}
+
+    count.kind = object  # any plain value: True is accepted, and is wrong
     practice = make_set(count=count)
     practice.predict(count=True)
     assert practice.check() == {"count": False}
-    practice.predict(count=1)
-    assert practice.check() == {"count": True}
+    assert "you predicted True; the run gave 1" in capsys.readouterr().out
 
 
 def test_a_str_subclass_is_refused():
@@ -150,6 +163,7 @@ def test_tuple_and_list_answers_match_item_by_item(capsys):
         return ("a", "b")
 
     order.answers = None
+    order.kind = tuple
     practice = make_set(order=order)
     practice.predict(order=["a", " b "])
     assert practice.check() == {"order": True}
@@ -235,8 +249,8 @@ def test_a_scenario_returning_something_not_allowed_is_the_courses_bug(capsys):
     practice.predict(bad="1", odd="1")
     assert practice.check() == {"bad": None, "odd": None}
     out = capsys.readouterr().out
-    assert "it returned '2', not one of its answers" in out
-    assert "it returned a float, not a plain value" in out
+    assert "it returned '2', which is not a possible answer" in out
+    assert "it returned a float, not a plain value —" in out
 
 
 def test_keyboard_interrupt_stops_the_check_in_one_line(capsys):
@@ -295,5 +309,41 @@ def test_bad_question_definitions_are_refused():
         practice.question(ask="?", answers="01", rule="r", section=SECTION)
     with pytest.raises(PracticeError, match="plain value"):
         practice.question(ask="?", answers=(1.5,), rule="r", section=SECTION)
+    with pytest.raises(PracticeError, match="`kind` must be int, str, bool, tuple or object"):
+        practice.question(ask="?", answers=None, rule="r", section=SECTION, kind=float)
     with pytest.raises(PracticeError, match="must link a heading"):
         practice.question(ask="?", answers=None, rule="r", section="11_the_step_model.ipynb")
+
+
+def test_a_tuple_answer_and_a_free_str_answer():
+    def order():
+        return ("a", "b")
+
+    order.answers = (("a", "b"), ("b", "a"))
+    practice = make_set(order=order)
+    with pytest.raises(
+        PracticeError, match=r"\('a',\) is not one of the allowed answers: \('a', 'b'\), \('b', 'a'\)"
+    ):
+        practice.predict(order=("a",))
+    practice.predict(order=["a", "b"])
+    assert practice.check() == {"order": True}
+
+    def word():
+        return "tools"
+
+    word.answers, word.kind = None, str
+    practice = make_set(word=word)
+    with pytest.raises(PracticeError, match=r"write the answer as a str, e.g. 'text', not 3 \(a int\)"):
+        practice.predict(word=3)
+    practice.predict(word=" tools ")
+    assert practice.check() == {"word": True}
+
+
+def test_the_section_link_names_the_heading_as_the_notebook_writes_it(capsys):
+    section = "09_prebuilt_agents.ipynb#1.-create_agent-with-the-course's-tools"
+    practice = PredictionSet("09_prebuilt_agents")
+    practice.question(ask="?", answers=("0", "1"), rule="r", section=section)(one)
+    practice.predict(one="0")
+    practice.check()
+    out = capsys.readouterr().out
+    assert f'read: [lesson 09, section "1. create_agent with the course\'s tools"]({section})' in out
