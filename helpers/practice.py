@@ -113,7 +113,11 @@ def _plain_problem(value: Any) -> str | None:
             if problem:
                 return problem
         return None
-    return f"a {kind.__name__}"
+    return _a(kind.__name__)
+
+
+def _a(noun: str) -> str:
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
 
 
 def _canonical(value: Any) -> Any:
@@ -293,7 +297,7 @@ class Question:
             return None
         return (
             f"write the answer as {_KIND_NAMES.get(self.kind, 'a ' + self.kind.__name__)}, "
-            f"not {_show(value)} (a {type(value).__name__})"
+            f"not {_show(value)} ({_a(type(value).__name__)})"
         )
 
 
@@ -520,7 +524,9 @@ class PredictionSet:
             raise
         except _Hung as hung:
             results.failed.append(name)
-            after = "" if hung.stopped else " (it runs on in a background thread until the kernel restarts)"
+            after = (
+                "" if hung.stopped else " (it may run on in a background thread; the notebook stays usable)"
+            )
             print(f"{failed}it did not finish within {question.timeout:g} s{after}{course}")
             return
         except BaseException as exc:  # noqa: BLE001 - the course's scenario broke: say so, go on
