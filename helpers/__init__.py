@@ -24,6 +24,7 @@ Modules, by concept (each public helper's docstring names the notebook that teac
 - `helpers.source`  — `excerpt`: live, numbered excerpts of installed library source
 - `helpers.mcp_server` — the course's MCP server (`python -m helpers.mcp_server`, FastMCP, stdio)
 - `helpers.mcp_client` — `open_session` / `mcp_tools`: start it with a real errlog, always stop it
+- `helpers.practice` — `PredictionSet`: a lesson's Practice questions, predicted, then checked live
 - `helpers.labs`    — the labs' `q1.check()` / `hint()` / `solution()`, one module per lab; starters,
   `make labs` and reset (`python -m helpers.labs`)
 
