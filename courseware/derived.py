@@ -606,6 +606,9 @@ ITEMS: tuple[Derived, ...] = (
             sample_problems, write_sample),
     Derived("compatibility table", ".venv/bin/python scripts/compat.py --table-only", compat_problems,
             write_compat),
+    Derived("the symptom index", "make regen",
+            lambda: __import__("courseware.symptoms", fromlist=["problems"]).problems(),
+            lambda: __import__("courseware.symptoms", fromlist=["write"]).write()),
     Derived("lesson 00's live map", f"make notebook NB={LESSON_00}", lesson00_problems, write_lesson00),
 )
 """In dependency order: prose first (a time line reads the estimate), then what reads the lessons."""
