@@ -1,0 +1,909 @@
+"""Library behaviour taught in notebooks/11_the_step_model.ipynb.
+
+The machine underneath every tools case: a super-step plans its tasks (one per triggered node, one
+per `Send`), runs them on the state as of the step's start, and applies their writes at the barrier
+in task-path order; a checkpoint follows each barrier and a finished task's writes are saved at once
+as pending writes; a resume runs again every task without pending writes, from the top of its node,
+replaying answers by position. The deep dives pin `durability=` (an exception and a killed process),
+a node's `retry_policy` beside a retry around the call, and `@task` results replayed by call order.
+
+Unless a docstring says otherwise, each test is pinned on langgraph 1.2.24, langgraph-prebuilt
+1.1.3, langchain 1.5.2 and langchain-core 1.8.3; docs/compatibility.md records the other releases it
+was run on. Order is driven by events, never by sleeps; the only waits with a timeout are those that
+prove something did *not* happen (they cost their timeout when the behaviour holds).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import operator
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import textwrap
+from collections import Counter
+from typing import Annotated, TypedDict
+
+import pytest
+from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.errors import InvalidUpdateError
+from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode, ToolRuntime, tools_condition
+from langgraph.store.memory import InMemoryStore
+from langgraph.types import Command, RetryPolicy, Send, interrupt
+from pydantic import BaseModel, ValidationError
+from typing_extensions import NotRequired
+
+from helpers.models import ScriptedChatModel
+from helpers.timing import CallRecorder
+
+lesson = pytest.mark.lesson("11_the_step_model")
+WAIT = 5.0  # seconds an event wait may take before the test fails (never reached when it holds)
+NOT_HAPPENING = 0.5  # seconds to wait for something that must not happen
+
+
+class Log(TypedDict):
+    log: Annotated[list[str], operator.add]
+
+
+class Answers(TypedDict):
+    answers: Annotated[list[str], operator.add]
+
+
+def _thread(name: str) -> dict:
+    return {"configurable": {"thread_id": name}}
+
+
+# -- 1. one super-step ----------------------------------------------------------------------------
+def _branches(checkpointer=None):
+    """Section 1's graph: crawl (slow: it waits until lookup has finished), lookup, and summarise
+    after lookup. Returns the graph and what each node read, what crawl saw, and the order of ends."""
+    read: dict[str, list[str]] = {}
+    ended: list[str] = []
+    lookup_done = threading.Event()
+    summarise_started = threading.Event()
+    crawl_saw: dict[str, bool] = {}
+
+    def crawl(state: Log):
+        read["crawl"] = list(state["log"])
+        assert lookup_done.wait(WAIT)
+        # summarise follows lookup by an edge; if it could start before this step's barrier, it would
+        # start now, while crawl is still running
+        crawl_saw["summarise started"] = summarise_started.wait(NOT_HAPPENING)
+        ended.append("crawl")
+        return {"log": ["crawl"]}
+
+    def lookup(state: Log):
+        read["lookup"] = list(state["log"])
+        ended.append("lookup")
+        lookup_done.set()
+        return {"log": ["lookup"]}
+
+    def summarise(state: Log):
+        summarise_started.set()
+        read["summarise"] = list(state["log"])
+        ended.append("summarise")
+        return {"log": ["summarise"]}
+
+    builder = StateGraph(Log)
+    builder.add_node("crawl", crawl)
+    builder.add_node("lookup", lookup)
+    builder.add_node("summarise", summarise)
+    builder.add_edge(START, "crawl")
+    builder.add_edge(START, "lookup")
+    builder.add_edge("lookup", "summarise")
+    return builder.compile(checkpointer=checkpointer), read, crawl_saw, ended
+
+
+@lesson
+def test_a_node_of_the_next_step_does_not_start_before_the_slowest_task_of_this_step_ends():
+    graph, _, crawl_saw, ended = _branches()
+    graph.invoke({"log": []})
+    assert crawl_saw == {"summarise started": False}
+    assert ended == ["lookup", "crawl", "summarise"]
+
+
+@lesson
+def test_debug_events_put_the_two_branches_in_step_1_and_the_follower_in_step_2():
+    graph, *_ = _branches()
+    steps = sorted((event["step"], event["payload"]["name"])
+                   for event in graph.stream({"log": []}, stream_mode="debug") if event["type"] == "task")
+    assert steps == [(1, "crawl"), (1, "lookup"), (2, "summarise")]
+
+
+@lesson
+def test_tasks_of_one_step_read_the_state_as_of_the_steps_start_not_a_finished_siblings_write():
+    graph, read, _, _ = _branches()
+    graph.invoke({"log": []})
+    # crawl read its input after lookup had finished and returned its write: still the empty list
+    assert read == {"crawl": [], "lookup": [], "summarise": ["crawl", "lookup"]}
+
+
+@lesson
+def test_the_barrier_applies_edge_triggered_writes_by_node_name_not_by_finish_order():
+    graph, _, _, ended = _branches()
+    assert graph.invoke({"log": []})["log"] == ["crawl", "lookup", "summarise"]
+    assert ended[:2] == ["lookup", "crawl"]  # lookup finished first
+
+
+def _fan_out(order: list[str]):
+    """A node `zz` triggered by an edge, and three Send tasks a, b, c that finish in `order`."""
+    turns = {name: threading.Event() for name in "abc"}
+    finished: list[str] = []
+
+    def fetch(name: str):
+        position = order.index(name)
+        if position:
+            assert turns[order[position - 1]].wait(WAIT)
+        finished.append(name)
+        turns[name].set()
+        return {"log": [name]}
+
+    builder = StateGraph(Log)
+    builder.add_node("plan", lambda state: {})
+    builder.add_node("zz", lambda state: {"log": ["zz"]})
+    builder.add_node("fetch", fetch)
+    builder.add_edge(START, "plan")
+    builder.add_edge("plan", "zz")
+    builder.add_conditional_edges("plan", lambda state: [Send("fetch", name) for name in "abc"], ["fetch"])
+    return builder.compile(), finished
+
+
+@lesson
+@pytest.mark.parametrize("call", ["invoke", "ainvoke"])
+def test_send_tasks_writes_land_after_edge_triggered_ones_in_the_order_the_sends_were_made(call):
+    graph, finished = _fan_out(["c", "b", "a"])
+    result = graph.invoke({"log": []}) if call == "invoke" else asyncio.run(graph.ainvoke({"log": []}))
+    assert finished == ["c", "b", "a"]
+    assert result["log"] == ["zz", "a", "b", "c"]
+
+
+@lesson
+def test_three_sends_whose_first_finishes_last_give_their_writes_in_send_order():
+    """Practice, first question: the list is ('a', 'b', 'c'), whatever the finish order."""
+    graph, finished = _fan_out(["c", "b", "a"])
+    assert [item for item in graph.invoke({"log": []})["log"] if item != "zz"] == ["a", "b", "c"]
+    assert finished == ["c", "b", "a"]
+
+
+class Status(TypedDict):
+    status: str
+
+
+@lesson
+def test_two_send_tasks_writing_a_key_without_a_reducer_in_one_step_raise_invalid_update_error():
+    clash = StateGraph(Status).add_node("set_status", lambda status: {"status": status})
+    clash.add_conditional_edges(START, lambda state: [Send("set_status", "paid"), Send("set_status", "shipped")],
+                                ["set_status"])
+    with pytest.raises(InvalidUpdateError, match="At key 'status': Can receive only one value per step"):
+        clash.compile().invoke({"status": "new"})
+
+
+# -- 2. a checkpoint after every step ----------------------------------------------------------------
+@lesson
+def test_the_history_holds_the_input_checkpoint_and_one_per_step_each_naming_the_next_tasks():
+    graph, *_ = _branches(InMemorySaver())
+    config = _thread("branches")
+    graph.invoke({"log": []}, config)
+    history = [(s.metadata["step"], s.metadata["source"], s.next, s.values.get("log"))
+               for s in graph.get_state_history(config)]
+    assert history == [
+        (2, "loop", (), ["crawl", "lookup", "summarise"]),
+        (1, "loop", ("summarise",), ["crawl", "lookup"]),
+        (0, "loop", ("crawl", "lookup"), []),
+        (-1, "input", ("__start__",), []),
+    ]
+
+
+def _jobs(runs: Counter, service: dict, charge_done: threading.Event):
+    """Section 2's graph: Send tasks charge and notify; notify fails (once charge is done) while down."""
+
+    def job(name: str):
+        runs[name] += 1
+        if name == "charge":
+            charge_done.set()
+        elif not service["up"]:
+            assert charge_done.wait(WAIT)
+            raise ConnectionError("notification service is down")
+        return {"done": [name]}
+
+    class Jobs(TypedDict):
+        done: Annotated[list[str], operator.add]
+
+    builder = StateGraph(Jobs).add_node("job", job)
+    builder.add_conditional_edges(START, lambda state: [Send("job", "charge"), Send("job", "notify")], ["job"])
+    return builder.compile(checkpointer=InMemorySaver())
+
+
+def _failed_jobs():
+    runs, service = Counter(), {"up": False}
+    graph, config = _jobs(runs, service, threading.Event()), _thread("jobs")
+    with pytest.raises(ConnectionError):
+        graph.invoke({"done": []}, config)
+    return graph, config, runs, service
+
+
+@lesson
+def test_a_failed_step_keeps_the_finished_tasks_write_pending_and_get_state_shows_it():
+    graph, config, _, _ = _failed_jobs()
+    snapshot = graph.get_state(config)
+    assert snapshot.metadata["step"] == 0
+    assert snapshot.next == ("job",)
+    assert snapshot.values == {"done": ["charge"]}
+    assert [(t.name, t.result, t.error) for t in snapshot.tasks] == [
+        ("job", {"done": ["charge"]}, None),
+        ("job", None, "ConnectionError('notification service is down')"),
+    ]
+
+
+@lesson
+def test_the_checkpoint_itself_still_holds_the_steps_start_values_with_the_write_pending():
+    graph, config, _, _ = _failed_jobs()
+    checkpoint = graph.checkpointer.get_tuple(config)
+    assert checkpoint.checkpoint["channel_values"].get("done") == []
+    assert any(channel == "done" and value == ["charge"] for _, channel, value in checkpoint.pending_writes)
+
+
+@lesson
+def test_resuming_a_failed_step_runs_only_the_tasks_without_pending_writes():
+    graph, config, runs, service = _failed_jobs()
+    service["up"] = True
+    assert graph.invoke(None, config) == {"done": ["charge", "notify"]}
+    assert runs == {"charge": 1, "notify": 2}
+
+
+# -- 3. interrupt and resume --------------------------------------------------------------------------
+@lesson
+def test_a_resumed_node_runs_again_from_its_top_and_gets_its_answers_by_position():
+    starts = Counter()
+
+    def ask_twice(state: Answers):
+        starts["ask"] += 1
+        first = interrupt("first question?")
+        second = interrupt("second question?")
+        return {"answers": [first, second]}
+
+    graph = StateGraph(Answers).add_node(ask_twice).add_edge(START, "ask_twice").compile(checkpointer=InMemorySaver())
+    config = _thread("asking")
+    asked = [graph.invoke({"answers": []}, config)["__interrupt__"][0].value]
+    asked.append(graph.invoke(Command(resume="A"), config)["__interrupt__"][0].value)
+    result = graph.invoke(Command(resume="B"), config)
+    assert asked == ["first question?", "second question?"]
+    assert result["answers"] == ["A", "B"]
+    assert starts["ask"] == 3
+
+
+@lesson
+def test_a_loop_of_three_interrupts_runs_its_rounds_nine_times_over_three_resumes():
+    """Practice, second question: 1 + 2 + 3 + 3 rounds."""
+    counter = Counter()
+
+    def ask_three(state: Answers):
+        answers = []
+        for n in range(3):
+            counter["rounds"] += 1
+            answers.append(interrupt(f"question {n}?"))
+        return {"answers": answers}
+
+    graph = StateGraph(Answers).add_node(ask_three).add_edge(START, "ask_three").compile(checkpointer=InMemorySaver())
+    config = _thread("rounds")
+    graph.invoke({"answers": []}, config)
+    for answer in "ABC":
+        result = graph.invoke(Command(resume=answer), config)
+    assert result["answers"] == ["A", "B", "C"]
+    assert counter["rounds"] == 9
+
+
+def _work(starts: Counter, asking=("book", "pay")):
+    def work(item: str):
+        starts[item] += 1
+        if item in asking:
+            return {"answers": [f"{item}: {interrupt(item + '?')}"]}
+        return {"answers": [item]}
+    return work
+
+
+def _one_task_per_item(items, starts):
+    graph = StateGraph(Answers).add_node("work", _work(starts))
+    graph.add_conditional_edges(START, lambda state: [Send("work", item) for item in items], ["work"])
+    return graph.compile(checkpointer=InMemorySaver())
+
+
+def _one_task_for_all(items, starts):
+    work = _work(starts)
+
+    def work_all(state: Answers):
+        return {"answers": [answer for item in items for answer in work(item)["answers"]]}
+
+    return StateGraph(Answers).add_node(work_all).add_edge(START, "work_all").compile(checkpointer=InMemorySaver())
+
+
+ITEMS = ["weather", "book", "sights"]
+
+
+@lesson
+def test_an_interrupt_in_one_send_task_leaves_its_siblings_finished_and_reruns_only_that_task():
+    starts = Counter()
+    graph, config = _one_task_per_item(ITEMS, starts), _thread("per item")
+    graph.invoke({"answers": []}, config)
+    result = graph.invoke(Command(resume="yes"), config)
+    assert result["answers"] == ["weather", "book: yes", "sights"]
+    assert starts == {"weather": 1, "book": 2, "sights": 1}
+
+
+@lesson
+def test_an_interrupt_in_a_task_that_runs_every_item_reruns_the_items_before_it():
+    starts = Counter()
+    graph, config = _one_task_for_all(ITEMS, starts), _thread("for all")
+    graph.invoke({"answers": []}, config)
+    result = graph.invoke(Command(resume="yes"), config)
+    assert result["answers"] == ["weather", "book: yes", "sights"]
+    assert starts == {"weather": 2, "book": 2, "sights": 1}
+
+
+def _two_asking():
+    starts = Counter()
+    graph, config = _one_task_per_item(["book", "pay"], starts), _thread("pair")
+    asked = graph.invoke({"answers": []}, config)["__interrupt__"]
+    return graph, config, asked, starts
+
+
+@lesson
+def test_a_bare_resume_value_with_two_pending_interrupts_raises_runtime_error():
+    graph, config, asked, _ = _two_asking()
+    assert sorted(i.value for i in asked) == ["book?", "pay?"]
+    with pytest.raises(RuntimeError, match="you must specify the interrupt id when resuming"):
+        graph.invoke(Command(resume="yes"), config)
+
+
+@lesson
+def test_a_map_from_interrupt_id_to_answer_resumes_both_tasks():
+    graph, config, asked, _ = _two_asking()
+    result = graph.invoke(Command(resume={i.id: f"yes to {i.value}" for i in asked}), config)
+    assert sorted(result["answers"]) == ["book: yes to book?", "pay: yes to pay?"]
+
+
+@lesson
+def test_a_map_answering_one_of_two_tasks_reruns_the_unanswered_task_which_asks_again():
+    """Practice, third question: pay's body starts twice. (langgraph#6158 described holding such a
+    task back until its answer comes; on the pins it runs, and asks again.)"""
+    graph, config, asked, starts = _two_asking()
+    book = next(i for i in asked if i.value == "book?")
+    again = graph.invoke(Command(resume={book.id: "yes"}), config)
+    assert [i.value for i in again["__interrupt__"]] == ["pay?"]
+    assert starts == {"book": 2, "pay": 2}
+    final = graph.invoke(Command(resume={i.id: "ok" for i in again["__interrupt__"]}), config)
+    assert sorted(final["answers"]) == ["book: yes", "pay: ok"]
+    assert starts == {"book": 2, "pay": 3}  # book's write was pending: it did not run again
+
+
+@lesson
+def test_a_partial_resume_map_under_ainvoke_also_reruns_the_unanswered_task():
+    graph, config, asked, starts = _two_asking()
+    book = next(i for i in asked if i.value == "book?")
+
+    async def resume():
+        return await graph.ainvoke(Command(resume={book.id: "yes"}), config)
+
+    again = asyncio.run(resume())
+    assert [i.value for i in again["__interrupt__"]] == ["pay?"]
+    assert starts["pay"] == 2
+
+
+# -- 4. what follows for tools --------------------------------------------------------------------------
+def _note_tools(recorder: CallRecorder):
+    @tool
+    def write_note(text: str, runtime: ToolRuntime) -> Command:
+        """Write a note to the state and to the store."""
+        with recorder.span("write_note"):
+            runtime.store.put(("notes",), "latest", {"text": text})
+            answer = ToolMessage(f"noted {text}", tool_call_id=runtime.tool_call_id)
+            return Command(update={"note": text, "messages": [answer]})
+
+    @tool
+    def read_note(runtime: ToolRuntime) -> str:
+        """Read the note from the state and from the store."""
+        with recorder.span("read_note"):
+            stored = runtime.store.get(("notes",), "latest")
+            return f"state: {runtime.state.get('note')!r}, store: {stored.value['text'] if stored else None!r}"
+
+    return write_note, read_note
+
+
+def _note_state():
+    from langchain.agents import AgentState
+
+    class NoteState(AgentState):
+        note: NotRequired[str]
+
+    return NoteState
+
+
+def _notes_run():
+    from langchain.agents import create_agent
+
+    recorder = CallRecorder()
+    side_by_side = [{"name": "write_note", "args": {"text": "hello"}}, {"name": "read_note", "args": {}}]
+    agent = create_agent(ScriptedChatModel(script=[side_by_side, [{"name": "read_note", "args": {}}], "done"]),
+                         list(_note_tools(recorder)), state_schema=_note_state(), store=InMemoryStore())
+    messages = agent.invoke({"messages": [("user", "take a note")]}, {"max_concurrency": 1})["messages"]
+    first, second = recorder.calls[:2]
+    assert (first.label, second.label) == ("write_note", "read_note") and first.end <= second.start
+    return messages
+
+
+@lesson
+def test_create_agent_a_siblings_command_update_is_invisible_to_a_call_run_after_it_in_the_same_step():
+    assert _notes_run()[3].content.startswith("state: None")
+
+
+@lesson
+def test_create_agent_a_store_write_is_visible_at_once_to_a_sibling_that_runs_later_in_the_step():
+    assert _notes_run()[3].content.endswith("store: 'hello'")
+
+
+@lesson
+def test_create_agent_a_siblings_command_update_is_visible_from_the_next_step():
+    assert _notes_run()[5].content == "state: 'hello', store: 'hello'"
+
+
+@tool
+def set_note(text: str, runtime: ToolRuntime) -> Command:
+    """Set the note."""
+    return Command(update={"note": text, "messages": [ToolMessage("ok", tool_call_id=runtime.tool_call_id)]})
+
+
+TWO_NOTES = [[{"name": "set_note", "args": {"text": text}} for text in ("paid", "shipped")], "done"]
+
+
+@lesson
+def test_two_create_agent_calls_updating_a_key_without_a_reducer_fail_the_step_with_invalid_update_error():
+    """Practice, fourth question."""
+    from langchain.agents import create_agent
+
+    agent = create_agent(ScriptedChatModel(script=TWO_NOTES), [set_note], state_schema=_note_state())
+    with pytest.raises(InvalidUpdateError, match="At key 'note'"):
+        agent.invoke({"messages": [("user", "update the order")]})
+
+
+@lesson
+def test_two_calls_of_one_toolnode_batch_updating_a_key_without_a_reducer_fail_the_step_too():
+    model = ScriptedChatModel(script=TWO_NOTES).bind_tools([set_note])
+    loop = StateGraph(_note_state())
+    loop.add_node("llm", lambda state: {"messages": [model.invoke(state["messages"])]})
+    loop.add_node("tools", ToolNode([set_note]))
+    loop.add_edge(START, "llm")
+    loop.add_conditional_edges("llm", tools_condition)
+    loop.add_edge("tools", "llm")
+    with pytest.raises(InvalidUpdateError, match="At key 'note'"):
+        loop.compile().invoke({"messages": [("user", "update the order")]})
+
+
+@lesson
+def test_create_agent_tool_messages_follow_the_order_of_the_calls_not_the_order_the_calls_finished():
+    from langchain.agents import create_agent
+
+    second_done = threading.Event()
+    finished = []
+
+    @tool
+    def step(n: int) -> str:
+        """A step that finishes after the second one."""
+        if n == 1:
+            assert second_done.wait(WAIT)
+        finished.append(n)
+        if n == 2:
+            second_done.set()
+        return f"step {n}"
+
+    calls = [{"name": "step", "args": {"n": n}} for n in (1, 2)]
+    agent = create_agent(ScriptedChatModel(script=[calls, "done"]), [step])
+    messages = agent.invoke({"messages": [("user", "go")]})["messages"]
+    assert finished == [2, 1]
+    assert [m.content for m in messages if m.type == "tool"] == ["step 1", "step 2"]
+
+
+# -- 5. deep dive: durability ---------------------------------------------------------------------------
+class CountingSaver(InMemorySaver):
+    def __init__(self):
+        super().__init__()
+        self.steps = []
+
+    def put(self, config, checkpoint, metadata, new_versions):
+        self.steps.append(metadata["step"])
+        return super().put(config, checkpoint, metadata, new_versions)
+
+
+def _chain_stopped_by_keyboard_interrupt(mode):
+    class Jobs(TypedDict):
+        done: Annotated[list[str], operator.add]
+
+    def stop_here(state):
+        raise KeyboardInterrupt
+
+    chain = StateGraph(Jobs)
+    chain.add_node("first", lambda state: {"done": ["first"]})
+    chain.add_node("second", lambda state: {"done": ["second"]})
+    chain.add_node("stop_here", stop_here)
+    chain.add_edge(START, "first")
+    chain.add_edge("first", "second")
+    chain.add_edge("second", "stop_here")
+    saver = CountingSaver()
+    graph, config = chain.compile(checkpointer=saver), _thread(mode)
+    with pytest.raises(KeyboardInterrupt):
+        graph.invoke({"done": []}, config, durability=mode)
+    return saver.steps, graph.get_state(config)
+
+
+@lesson
+@pytest.mark.parametrize("mode, steps", [("sync", [-1, 0, 1, 2]), ("async", [-1, 0, 1, 2]), ("exit", [2])])
+def test_a_keyboard_interrupt_in_a_node_leaves_a_resumable_thread_under_every_durability_mode(mode, steps):
+    saved, snapshot = _chain_stopped_by_keyboard_interrupt(mode)
+    assert saved == steps
+    assert snapshot.next == ("stop_here",)
+    assert snapshot.values == {"done": ["first", "second"]}
+
+
+@lesson
+def test_durability_exit_saves_the_checkpoint_when_the_run_pauses_at_an_interrupt():
+    saver = CountingSaver()
+    graph = (StateGraph(Answers).add_node("first", lambda state: {"answers": ["first"]})
+             .add_node("ask", lambda state: {"answers": [interrupt("ok?")]})
+             .add_edge(START, "first").add_edge("first", "ask").compile(checkpointer=saver))
+    config = _thread("exit, paused")
+    graph.invoke({"answers": []}, config, durability="exit")
+    assert saver.steps == [1]
+    assert graph.get_state(config).next == ("ask",)
+    assert graph.invoke(Command(resume="yes"), config, durability="exit")["answers"] == ["first", "yes"]
+
+
+def _saver_waiting_for_the_next_step(mode):
+    """Whether step 1's node ran while the saver was still saving checkpoint 0 (the saver waits up to
+    NOT_HAPPENING seconds for it)."""
+    node_ran = threading.Event()
+    seen = {}
+
+    class SlowSaver(InMemorySaver):
+        def put(self, config, checkpoint, metadata, new_versions):
+            if metadata["step"] == 0:
+                seen["node ran while checkpoint 0 was being saved"] = node_ran.wait(NOT_HAPPENING)
+            return super().put(config, checkpoint, metadata, new_versions)
+
+    def node(state: Log):
+        node_ran.set()
+        return {"log": ["node"]}
+
+    graph = StateGraph(Log).add_node(node).add_edge(START, "node").compile(checkpointer=SlowSaver())
+    options = {} if mode is None else {"durability": mode}
+    graph.invoke({"log": []}, _thread("slow saver"), **options)
+    return seen["node ran while checkpoint 0 was being saved"]
+
+
+@lesson
+@pytest.mark.parametrize("mode", [None, "async"])
+def test_under_async_durability_the_default_the_next_step_runs_while_the_checkpoint_is_saved(mode):
+    assert _saver_waiting_for_the_next_step(mode) is True
+
+
+@lesson
+def test_under_sync_durability_the_next_step_waits_until_the_checkpoint_is_saved():
+    assert _saver_waiting_for_the_next_step("sync") is False
+
+
+CRASH = textwrap.dedent('''
+    import operator, os, sys, threading
+    from typing import Annotated, TypedDict
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import START, StateGraph
+    from langgraph.types import Send
+
+    log_path, mode = sys.argv[1], sys.argv[2]
+    charge_saved = threading.Event()
+
+    def log(line):
+        with open(log_path, "a") as f:
+            f.write(line + "\\n")
+
+    class LoggingSaver(InMemorySaver):
+        def put(self, config, checkpoint, metadata, new_versions):
+            log(f"checkpoint {metadata['step']}")
+            return super().put(config, checkpoint, metadata, new_versions)
+
+        def put_writes(self, config, writes, task_id, task_path=""):
+            if ("done", ["charge"]) in writes:
+                log("charge's answer")
+                charge_saved.set()
+            return super().put_writes(config, writes, task_id, task_path)
+
+    class Jobs(TypedDict):
+        done: Annotated[list[str], operator.add]
+
+    def job(name):
+        if name == "crash":
+            charge_saved.wait(1.0)
+            os._exit(1)
+        return {"done": [name]}
+
+    builder = StateGraph(Jobs)
+    builder.add_node("plan", lambda state: {"done": ["plan"]})
+    builder.add_node("job", job)
+    builder.add_edge(START, "plan")
+    builder.add_conditional_edges("plan", lambda state: [Send("job", "charge"), Send("job", "crash")], ["job"])
+    builder.compile(checkpointer=LoggingSaver()).invoke(
+        {"done": []}, {"configurable": {"thread_id": "t"}}, durability=mode)
+''')
+
+
+def _crash_in_a_child(mode):
+    """The lesson's deep dive 5: what a saver had committed when the process died in step 2."""
+    with tempfile.TemporaryDirectory() as folder:
+        log_path = os.path.join(folder, "saved.log")
+        open(log_path, "w").close()
+        child = subprocess.run([sys.executable, "-c", CRASH, log_path, mode], capture_output=True, text=True,
+                               timeout=60)
+        with open(log_path) as log:
+            lines = log.read().splitlines()
+    assert child.returncode == 1 and not child.stderr, child.stderr
+    return [int(line.split()[1]) for line in lines if line.startswith("checkpoint")], "charge's answer" in lines
+
+
+@lesson
+def test_a_process_killed_mid_step_under_sync_durability_has_committed_every_finished_step_and_the_siblings_answer():
+    assert _crash_in_a_child("sync") == ([-1, 0, 1], True)
+
+
+@lesson
+def test_a_process_killed_mid_step_under_exit_durability_has_committed_nothing():
+    assert _crash_in_a_child("exit") == ([], False)
+
+
+@lesson
+def test_a_process_killed_mid_step_under_async_durability_has_committed_a_prefix_of_the_steps():
+    steps, _ = _crash_in_a_child("async")
+    assert steps == [-1, 0, 1][:len(steps)]
+
+
+# -- 6. deep dive: a node's retry policy beside a tool's retry -------------------------------------
+PAYMENT = AIMessage("", tool_calls=[{"name": "charge_card", "args": {"amount": 5}, "id": "c1"},
+                                    {"name": "send_receipt", "args": {"email": "ann@example.com"}, "id": "c2"}])
+RETRY = RetryPolicy(initial_interval=0.01, retry_on=ConnectionError)
+
+
+def _payment_tools(attempts: Counter):
+    drops = {"left": 1}
+
+    @tool
+    def charge_card(amount: int) -> str:
+        """Charge the card."""
+        attempts["charge_card"] += 1
+        return f"charged {amount}"
+
+    @tool
+    def send_receipt(email: str) -> str:
+        """Send the receipt (its first attempt loses the connection)."""
+        attempts["send_receipt"] += 1
+        if drops["left"]:
+            drops["left"] -= 1
+            raise ConnectionError("the mail server dropped the connection")
+        return f"sent to {email}"
+
+    return [charge_card, send_receipt]
+
+
+def _tools_graph(tool_node, *, per_call=False, **node_options):
+    graph = StateGraph(MessagesState).add_node("tools", tool_node, **node_options)
+    if per_call:
+        graph.add_conditional_edges(START, lambda state: [Send("tools", [call]) for call in PAYMENT.tool_calls],
+                                    ["tools"])
+    else:
+        graph.add_edge(START, "tools")
+    return graph.compile()
+
+
+def _retry_the_call(request, execute):
+    for attempt in range(3):
+        try:
+            return execute(request)
+        except ConnectionError:
+            if attempt == 2:
+                raise
+
+
+def _answers(graph):
+    return [m.content for m in graph.invoke({"messages": [PAYMENT]})["messages"][1:]]
+
+
+@lesson
+def test_a_node_retry_policy_on_a_toolnode_batch_runs_every_call_of_the_batch_again():
+    attempts = Counter()
+    graph = _tools_graph(ToolNode(_payment_tools(attempts)), retry_policy=RETRY)
+    assert _answers(graph) == ["charged 5", "sent to ann@example.com"]
+    assert attempts == {"charge_card": 2, "send_receipt": 2}
+
+
+@lesson
+def test_a_node_retry_policy_with_one_send_per_call_runs_only_the_failed_call_again():
+    attempts = Counter()
+    graph = _tools_graph(ToolNode(_payment_tools(attempts)), per_call=True, retry_policy=RETRY)
+    assert _answers(graph) == ["charged 5", "sent to ann@example.com"]
+    assert attempts == {"charge_card": 1, "send_receipt": 2}
+
+
+@lesson
+def test_a_retry_around_the_call_in_an_interceptor_runs_only_the_failed_call_again():
+    attempts = Counter()
+    graph = _tools_graph(ToolNode(_payment_tools(attempts), wrap_tool_call=_retry_the_call))
+    assert _answers(graph) == ["charged 5", "sent to ann@example.com"]
+    assert attempts == {"charge_card": 1, "send_receipt": 2}
+
+
+class _Order(BaseModel):
+    amount: int
+
+
+def _validation_error():
+    try:
+        _Order(amount="five")
+    except ValidationError as invalid:
+        return invalid
+
+
+@lesson
+@pytest.mark.parametrize("error, retried", [
+    (ConnectionError("reset"), True), (TimeoutError("slow"), False), (ValueError("bad"), False),
+    (_validation_error(), False), (RuntimeError("boom"), False), (KeyError("city"), False),
+    (Exception("anything else"), True),
+], ids=lambda value: type(value).__name__ if isinstance(value, BaseException) else str(value))
+def test_default_retry_on_retries_connection_errors_and_refuses_timeout_value_validation_runtime_key_errors(
+        error, retried):
+    from langgraph.types import default_retry_on
+
+    assert default_retry_on(error) is retried
+
+
+@lesson
+def test_a_node_under_the_default_retry_policy_is_not_retried_when_it_raises_a_validation_error():
+    """langgraph#6027: one attempt, not three."""
+    attempts = Counter()
+
+    def parse(state: Log):
+        attempts["parse"] += 1
+        _Order(amount="five")
+
+    graph = (StateGraph(Log).add_node("parse", parse, retry_policy=RetryPolicy(initial_interval=0.01))
+             .add_edge(START, "parse").compile())
+    with pytest.raises(ValidationError):
+        graph.invoke({"log": []})
+    assert attempts["parse"] == 1
+
+
+# -- 7. deep dive: @task ---------------------------------------------------------------------------
+def _approval_loop(script, tools):
+    model = ScriptedChatModel(script=script).bind_tools(tools)
+    loop = StateGraph(MessagesState)
+    loop.add_node("llm", lambda state: {"messages": [model.invoke(state["messages"])]})
+    loop.add_node("tools", ToolNode(tools))
+    loop.add_edge(START, "llm")
+    loop.add_conditional_edges("llm", tools_condition)
+    loop.add_edge("tools", "llm")
+    return loop.compile(checkpointer=InMemorySaver())
+
+
+@tool
+def confirm(what: str) -> str:
+    """Ask a human to confirm."""
+    return f"{what}: {interrupt(what + '?')}"
+
+
+def _payments_after_a_resume(inline: bool):
+    from langgraph.func import task
+
+    payments = Counter()
+
+    @task
+    def take_payment(amount: int) -> str:
+        payments["taken"] += 1
+        return f"charged {amount}"
+
+    @tool
+    def charge(amount: int) -> str:
+        """Charge the customer."""
+        payments["charge body"] += 1
+        if inline:
+            payments["taken"] += 1
+            return f"charged {amount}"
+        return take_payment(amount).result()
+
+    calls = [{"name": "charge", "args": {"amount": 5}}, {"name": "confirm", "args": {"what": "ship"}}]
+    graph, config = _approval_loop([calls, "done"], [charge, confirm]), _thread("charge")
+    graph.invoke({"messages": [("user", "charge and ship")]}, config)
+    result = graph.invoke(Command(resume="yes"), config)
+    assert [m.content for m in result["messages"] if m.type == "tool"] == ["charged 5", "ship: yes"]
+    return payments
+
+
+@lesson
+def test_a_task_called_inside_a_tool_is_not_run_again_when_its_batch_resumes():
+    assert _payments_after_a_resume(inline=False) == {"charge body": 2, "taken": 1}
+
+
+@lesson
+def test_a_side_effect_made_inline_in_a_tool_runs_again_when_its_batch_resumes():
+    assert _payments_after_a_resume(inline=True) == {"charge body": 2, "taken": 2}
+
+
+def _two_charges(build):
+    """Two charges (5 and 7) that reach their @task in the order `goes_first` says; 7 first on the
+    first run, 5 first on the resume. Returns {call id: the answer after the resume}."""
+    from langgraph.func import task
+
+    goes_first = {"amount": 7}
+    turn = {"event": threading.Event()}
+
+    @task
+    def take_payment(amount: int) -> str:
+        return f"charged {amount}"
+
+    @tool
+    def charge_in_turn(amount: int) -> str:
+        """Charge the customer."""
+        if amount != goes_first["amount"]:
+            assert turn["event"].wait(WAIT)
+        receipt = take_payment(amount)
+        if amount == goes_first["amount"]:
+            turn["event"].set()
+        return receipt.result()
+
+    script = [[{"name": "charge_in_turn", "args": {"amount": amount}} for amount in (5, 7)]
+              + [{"name": "confirm", "args": {"what": "ship"}}], "done"]
+    graph, config = build(script, [charge_in_turn, confirm]), _thread("two charges")
+    graph.invoke({"messages": [("user", "charge twice and ship")]}, config)
+    goes_first["amount"], turn["event"] = 5, threading.Event()
+    result = graph.invoke(Command(resume="yes"), config)
+    return {m.tool_call_id: m.content for m in result["messages"] if m.type == "tool"}
+
+
+@lesson
+def test_task_results_are_matched_by_call_order_so_sibling_tools_of_a_batch_can_get_each_others():
+    answers = _two_charges(_approval_loop)
+    assert (answers["call_0_0"], answers["call_0_1"]) == ("charged 7", "charged 5")
+
+
+@lesson
+def test_under_create_agent_each_call_keeps_its_own_task_result_across_a_resume():
+    from langchain.agents import create_agent
+
+    def build(script, tools):
+        return create_agent(ScriptedChatModel(script=script), tools, checkpointer=InMemorySaver())
+
+    answers = _two_charges(build)
+    assert (answers["call_0_0"], answers["call_0_1"]) == ("charged 5", "charged 7")
+
+
+@lesson
+def test_a_change_a_task_makes_to_a_mutable_argument_is_not_replayed_on_resume():
+    """langgraph#6603: build results from the task's return value."""
+    from langgraph.func import task
+
+    @task
+    def append_step(steps: list) -> int:
+        steps.append("done")
+        return len(steps)
+
+    seen = []
+
+    def node(state: Answers):
+        steps: list = []
+        count = append_step(steps).result()
+        seen.append((count, len(steps)))
+        return {"answers": [interrupt("ok?")]}
+
+    graph = StateGraph(Answers).add_node(node).add_edge(START, "node").compile(checkpointer=InMemorySaver())
+    config = _thread("mutable")
+    graph.invoke({"answers": []}, config)
+    graph.invoke(Command(resume="yes"), config)
+    assert seen == [(1, 1), (1, 0)]  # the resume got the saved return value; the list stayed empty
