@@ -21,10 +21,10 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
 import textwrap
+import threading
 from collections import Counter
-from typing import Annotated, TypedDict
+from typing import Annotated, NotRequired, TypedDict
 
 import pytest
 from langchain_core.messages import AIMessage, ToolMessage
@@ -36,7 +36,6 @@ from langgraph.prebuilt import ToolNode, ToolRuntime, tools_condition
 from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command, RetryPolicy, Send, interrupt
 from pydantic import BaseModel, ValidationError
-from typing_extensions import NotRequired
 
 from helpers.models import ScriptedChatModel
 from helpers.timing import CallRecorder
@@ -177,8 +176,8 @@ class Status(TypedDict):
 @lesson
 def test_two_send_tasks_writing_a_key_without_a_reducer_in_one_step_raise_invalid_update_error():
     clash = StateGraph(Status).add_node("set_status", lambda status: {"status": status})
-    clash.add_conditional_edges(START, lambda state: [Send("set_status", "paid"), Send("set_status", "shipped")],
-                                ["set_status"])
+    both = [Send("set_status", "paid"), Send("set_status", "shipped")]
+    clash.add_conditional_edges(START, lambda state: both, ["set_status"])
     with pytest.raises(InvalidUpdateError, match="At key 'status': Can receive only one value per step"):
         clash.compile().invoke({"status": "new"})
 
@@ -215,7 +214,8 @@ def _jobs(runs: Counter, service: dict, charge_done: threading.Event):
         done: Annotated[list[str], operator.add]
 
     builder = StateGraph(Jobs).add_node("job", job)
-    builder.add_conditional_edges(START, lambda state: [Send("job", "charge"), Send("job", "notify")], ["job"])
+    builder.add_conditional_edges(START, lambda state: [Send("job", name) for name in ("charge", "notify")],
+                                  ["job"])
     return builder.compile(checkpointer=InMemorySaver())
 
 
@@ -267,7 +267,8 @@ def test_a_resumed_node_runs_again_from_its_top_and_gets_its_answers_by_position
         second = interrupt("second question?")
         return {"answers": [first, second]}
 
-    graph = StateGraph(Answers).add_node(ask_twice).add_edge(START, "ask_twice").compile(checkpointer=InMemorySaver())
+    graph = StateGraph(Answers).add_node(ask_twice).add_edge(START, "ask_twice")
+    graph = graph.compile(checkpointer=InMemorySaver())
     config = _thread("asking")
     asked = [graph.invoke({"answers": []}, config)["__interrupt__"][0].value]
     asked.append(graph.invoke(Command(resume="A"), config)["__interrupt__"][0].value)
@@ -289,7 +290,8 @@ def test_a_loop_of_three_interrupts_runs_its_rounds_nine_times_over_three_resume
             answers.append(interrupt(f"question {n}?"))
         return {"answers": answers}
 
-    graph = StateGraph(Answers).add_node(ask_three).add_edge(START, "ask_three").compile(checkpointer=InMemorySaver())
+    graph = StateGraph(Answers).add_node(ask_three).add_edge(START, "ask_three")
+    graph = graph.compile(checkpointer=InMemorySaver())
     config = _thread("rounds")
     graph.invoke({"answers": []}, config)
     for answer in "ABC":
@@ -319,7 +321,8 @@ def _one_task_for_all(items, starts):
     def work_all(state: Answers):
         return {"answers": [answer for item in items for answer in work(item)["answers"]]}
 
-    return StateGraph(Answers).add_node(work_all).add_edge(START, "work_all").compile(checkpointer=InMemorySaver())
+    graph = StateGraph(Answers).add_node(work_all).add_edge(START, "work_all")
+    return graph.compile(checkpointer=InMemorySaver())
 
 
 ITEMS = ["weather", "book", "sights"]
@@ -409,7 +412,8 @@ def _note_tools(recorder: CallRecorder):
         """Read the note from the state and from the store."""
         with recorder.span("read_note"):
             stored = runtime.store.get(("notes",), "latest")
-            return f"state: {runtime.state.get('note')!r}, store: {stored.value['text'] if stored else None!r}"
+            in_store = stored.value["text"] if stored else None
+            return f"state: {runtime.state.get('note')!r}, store: {in_store!r}"
 
     return write_note, read_note
 
@@ -428,8 +432,9 @@ def _notes_run():
 
     recorder = CallRecorder()
     side_by_side = [{"name": "write_note", "args": {"text": "hello"}}, {"name": "read_note", "args": {}}]
-    agent = create_agent(ScriptedChatModel(script=[side_by_side, [{"name": "read_note", "args": {}}], "done"]),
-                         list(_note_tools(recorder)), state_schema=_note_state(), store=InMemoryStore())
+    script = [side_by_side, [{"name": "read_note", "args": {}}], "done"]
+    agent = create_agent(ScriptedChatModel(script=script), list(_note_tools(recorder)),
+                         state_schema=_note_state(), store=InMemoryStore())
     messages = agent.invoke({"messages": [("user", "take a note")]}, {"max_concurrency": 1})["messages"]
     first, second = recorder.calls[:2]
     assert (first.label, second.label) == ("write_note", "read_note") and first.end <= second.start
@@ -632,7 +637,8 @@ CRASH = textwrap.dedent('''
     builder.add_node("plan", lambda state: {"done": ["plan"]})
     builder.add_node("job", job)
     builder.add_edge(START, "plan")
-    builder.add_conditional_edges("plan", lambda state: [Send("job", "charge"), Send("job", "crash")], ["job"])
+    builder.add_conditional_edges("plan", lambda state: [Send("job", "charge"), Send("job", "crash")],
+                                  ["job"])
     builder.compile(checkpointer=LoggingSaver()).invoke(
         {"done": []}, {"configurable": {"thread_id": "t"}}, durability=mode)
 ''')
@@ -648,11 +654,12 @@ def _crash_in_a_child(mode):
         with open(log_path) as log:
             lines = log.read().splitlines()
     assert child.returncode == 1 and not child.stderr, child.stderr
-    return [int(line.split()[1]) for line in lines if line.startswith("checkpoint")], "charge's answer" in lines
+    steps = [int(line.split()[1]) for line in lines if line.startswith("checkpoint")]
+    return steps, "charge's answer" in lines
 
 
 @lesson
-def test_a_process_killed_mid_step_under_sync_durability_has_committed_every_finished_step_and_the_siblings_answer():
+def test_a_process_killed_mid_step_under_sync_durability_has_committed_every_step_and_the_siblings_answer():
     assert _crash_in_a_child("sync") == ([-1, 0, 1], True)
 
 
@@ -668,8 +675,10 @@ def test_a_process_killed_mid_step_under_async_durability_has_committed_a_prefix
 
 
 # -- 6. deep dive: a node's retry policy beside a tool's retry -------------------------------------
-PAYMENT = AIMessage("", tool_calls=[{"name": "charge_card", "args": {"amount": 5}, "id": "c1"},
-                                    {"name": "send_receipt", "args": {"email": "ann@example.com"}, "id": "c2"}])
+PAYMENT = AIMessage("", tool_calls=[
+    {"name": "charge_card", "args": {"amount": 5}, "id": "c1"},
+    {"name": "send_receipt", "args": {"email": "ann@example.com"}, "id": "c2"},
+])
 RETRY = RetryPolicy(initial_interval=0.01, retry_on=ConnectionError)
 
 
@@ -697,7 +706,7 @@ def _payment_tools(attempts: Counter):
 def _tools_graph(tool_node, *, per_call=False, **node_options):
     graph = StateGraph(MessagesState).add_node("tools", tool_node, **node_options)
     if per_call:
-        graph.add_conditional_edges(START, lambda state: [Send("tools", [call]) for call in PAYMENT.tool_calls],
+        graph.add_conditional_edges(START, lambda state: [Send("tools", [c]) for c in PAYMENT.tool_calls],
                                     ["tools"])
     else:
         graph.add_edge(START, "tools")
