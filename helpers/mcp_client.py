@@ -25,7 +25,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from helpers.mcp_server import SERVER_NAME
+from helpers.mcp_server import RESULTS_SERVER_NAME, SERVER_NAME
 
 STARTUP_TIMEOUT = 30.0
 """Seconds the server may take to answer the MCP handshake before the start counts as failed."""
@@ -35,11 +35,12 @@ class MCPServerError(RuntimeError):
     """The MCP server process did not complete the handshake; the message quotes its stderr."""
 
 
-def server_parameters(module: str = "helpers.mcp_server"):
-    """Return the `StdioServerParameters` that start `python -m <module>` with this interpreter.
+def server_parameters(module: str = "helpers.mcp_server", *, server: str | None = None):
+    """Return the `StdioServerParameters` that start `python -m <module> [server]` with this interpreter.
 
     Using `sys.executable` (not a bare `python`) makes the server run in the same environment as
-    the notebook, where `helpers` and `mcp` are installed.
+    the notebook, where `helpers` and `mcp` are installed. `server` names one of the module's
+    servers (`helpers.mcp_server` has `city-guide`, its default, and `city-results`).
 
     Example:
         ```python
@@ -51,10 +52,10 @@ def server_parameters(module: str = "helpers.mcp_server"):
     """
     from mcp import StdioServerParameters
 
-    return StdioServerParameters(command=sys.executable, args=["-m", module])
+    return StdioServerParameters(command=sys.executable, args=["-m", module, *([server] if server else [])])
 
 
-def server_connection(module: str = "helpers.mcp_server") -> dict[str, Any]:
+def server_connection(module: str = "helpers.mcp_server", *, server: str | None = None) -> dict[str, Any]:
     """Return the same server as a `MultiServerMCPClient` connection (`transport="stdio"`).
 
     Example:
@@ -69,7 +70,7 @@ def server_connection(module: str = "helpers.mcp_server") -> dict[str, Any]:
 
     Taught in `notebooks/10_mcp_tools.ipynb`.
     """
-    params = server_parameters(module)
+    params = server_parameters(module, server=server)
     return {"transport": "stdio", "command": params.command, "args": list(params.args)}
 
 
@@ -90,12 +91,14 @@ def _stderr_text(errlog) -> str:
 
 
 @asynccontextmanager
-async def open_session(module: str = "helpers.mcp_server", *, errlog=None) -> AsyncIterator[Any]:
+async def open_session(
+    module: str = "helpers.mcp_server", *, server: str | None = None, errlog=None
+) -> AsyncIterator[Any]:
     """Start the MCP server as a subprocess and yield an initialised `mcp.ClientSession`.
 
     The process lives exactly as long as the `async with` block. Its stderr goes to `errlog`, a
     temporary file unless you pass an open file of your own (it must have a real file descriptor:
-    `io.StringIO` does not).
+    `io.StringIO` does not). `server` picks one of the module's servers (see `server_parameters`).
 
     Raises:
         MCPServerError: the server did not complete the MCP handshake (its stderr is quoted).
@@ -119,16 +122,17 @@ async def open_session(module: str = "helpers.mcp_server", *, errlog=None) -> As
     leaf = None
     try:
         async with (
-            stdio_client(server_parameters(module), errlog=errlog) as (read, write),
+            stdio_client(server_parameters(module, server=server), errlog=errlog) as (read, write),
             ClientSession(read, write) as session,
         ):
             try:
                 with anyio.fail_after(STARTUP_TIMEOUT):
                     await session.initialize()
             except Exception as exc:
+                command = " ".join(["python", "-m", module, *([server] if server else [])])
                 raise MCPServerError(
-                    f"The MCP server `python -m {module}` did not start ({type(exc).__name__}: {exc}). "
-                    f"Its stderr:\n{_stderr_text(errlog)}\nRun `python -m {module}` in a terminal to "
+                    f"The MCP server `{command}` did not start ({type(exc).__name__}: {exc}). "
+                    f"Its stderr:\n{_stderr_text(errlog)}\nRun `{command}` in a terminal to "
                     "see the problem; check that the module exists in this environment."
                 ) from exc
             yield session
@@ -146,11 +150,14 @@ async def open_session(module: str = "helpers.mcp_server", *, errlog=None) -> As
 
 
 @asynccontextmanager
-async def mcp_tools(module: str = "helpers.mcp_server", **load_options: Any) -> AsyncIterator[list]:
+async def mcp_tools(
+    module: str = "helpers.mcp_server", *, server: str | None = None, **load_options: Any
+) -> AsyncIterator[list]:
     """Start the server, yield its tools as LangChain tools bound to ONE persistent session.
 
     `load_options` go to `langchain_mcp_adapters.tools.load_mcp_tools` (e.g.
     `handle_tool_errors=False`). The tools work only inside the block: afterwards the server is gone.
+    `server` picks one of the module's servers (see `server_parameters`).
 
     Example:
         ```python
@@ -162,8 +169,42 @@ async def mcp_tools(module: str = "helpers.mcp_server", **load_options: Any) -> 
     """
     from langchain_mcp_adapters.tools import load_mcp_tools
 
-    async with open_session(module) as session:
-        yield await load_mcp_tools(session, server_name=SERVER_NAME, **load_options)
+    async with open_session(module, server=server) as session:
+        yield await load_mcp_tools(session, server_name=server or SERVER_NAME, **load_options)
+
+
+@asynccontextmanager
+async def in_process_tools(server: str = RESULTS_SERVER_NAME, **load_options: Any) -> AsyncIterator[list]:
+    """Yield the tools of one of `helpers.mcp_server`'s servers, run in THIS process.
+
+    The same FastMCP server as `mcp_tools(server=...)` and the same MCP messages, carried by
+    in-memory streams (`mcp.shared.memory`) instead of a child process's stdin and stdout: no
+    process to start, so a session opens in milliseconds (a Practice scenario uses it), and no
+    errlog. `load_options` go to `load_mcp_tools`. The tools work only inside the block.
+
+    Example:
+        ```python
+        async with in_process_tools(handle_tool_errors=False) as tools:
+            await ToolNode(tools).ainvoke({"messages": [ai_message]}, runtime=Runtime())
+        ```
+
+    Taught in `notebooks/10_mcp_tools.ipynb`.
+    """
+    from langchain_mcp_adapters.tools import load_mcp_tools
+    from mcp.shared.memory import create_connected_server_and_client_session
+
+    from helpers.mcp_server import build_server
+
+    leaf = None
+    try:
+        async with create_connected_server_and_client_session(build_server(server)) as session:
+            yield await load_mcp_tools(session, server_name=server, **load_options)
+    except BaseExceptionGroup as group:
+        leaf = _only_leaf(group)
+        if leaf is None:
+            raise
+    if leaf is not None:
+        raise leaf
 
 
 class SessionPerCall:

@@ -1,23 +1,32 @@
-"""The course's MCP server: the weather / attraction pair, a tool that fails server-side, and a
-tool that says which process answered — served over stdio with the official `mcp` package.
+"""The course's MCP servers, served over stdio with the official `mcp` package.
 
-    python -m helpers.mcp_server      # speaks MCP on stdin/stdout until stdin closes
+- `city-guide` (the default): the weather / attraction pair, a tool that fails server-side, and a
+  tool that says which process answered.
+- `city-results`: one tool per shape of result an MCP tool can give back — several text blocks, an
+  image, an embedded resource, a resource link, structured content with and without an output
+  schema, a returned error, a raised exception, audio (`result_tools()`).
 
-Start it from Python with `helpers.mcp_client`, never by hand in a notebook: the client starts the
+    python -m helpers.mcp_server                # city-guide on stdin/stdout until stdin closes
+    python -m helpers.mcp_server city-results   # the other server
+
+Start them from Python with `helpers.mcp_client`, never by hand in a notebook: the client starts the
 process, talks to it, and ends it when its `async with` block ends.
 
-Importing this module has no side effects and does not import `mcp`; `build_server()` does.
+Importing this module has no side effects and does not import `mcp`; `build_server()` and
+`result_tools()` do.
 """
 
-from __future__ import annotations
-
 import asyncio
+import base64
 import os
 import sys
+from collections.abc import Callable
+from typing import Any
 
-from helpers.cities import attraction_report, weather_report
+from helpers.cities import ATTRACTIONS, WEATHER, attraction_report, weather_report
 
 SERVER_NAME = "city-guide"
+RESULTS_SERVER_NAME = "city-results"
 DELAY = 0.1
 """Seconds each lookup waits, standing in for the upstream API (the same as `helpers.tools`)."""
 
@@ -49,12 +58,144 @@ def server_pid() -> int:
 TOOLS = [lookup_weather, lookup_attraction, lookup_traffic, server_pid]
 
 
-def build_server():
-    """Return the course's `FastMCP` server with its four tools registered (not yet running).
+PNG_1X1 = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+)
+"""A one-pixel PNG: the picture `city_map` answers with."""
+
+
+def _record(city: str) -> dict[str, Any]:
+    sky, _, temp = WEATHER.get(city, "unknown, 0 °C").partition(", ")
+    return {"city": city, "sky": sky, "temp_c": int(temp.split()[0])}
+
+
+def result_tools() -> list[tuple[Callable[..., Any], dict[str, Any]]]:
+    """Return the `city-results` server's tools as `(function, options for server.tool())` pairs.
+
+    Each tool answers with one shape of MCP result (`CallToolResult`); FastMCP builds most of them
+    from the return value and its annotation, three return a `CallToolResult` of their own:
+
+    | tool | returns | MCP result |
+    |---|---|---|
+    | `temperature` | `int` | one text block `"25"`; `structuredContent={"result": 25}` (output schema) |
+    | `forecast` | `list[str]` | two text blocks; `structuredContent={"result": [...]}` |
+    | `weather_record` | a TypedDict | its JSON as text; `structuredContent` = the dict (output schema) |
+    | `weather_record_no_schema` | the same, `structured_output=False` | the same text only |
+    | `weather_data_only` | `CallToolResult` | no content blocks, only `structuredContent` |
+    | `city_map` | `Image` | one image block (base64 PNG) |
+    | `city_guide` | `CallToolResult` | a text block and an embedded text resource |
+    | `city_report` | `CallToolResult` | a resource link to a PDF (name, description, size) |
+    | `city_sounds` | `Audio` | one audio block |
+    | `find_order` | `CallToolResult` | `isError=True`, a text block and `structuredContent` |
+    | `cancel_order` | raises `LookupError` | `isError=True`, FastMCP's `Error executing tool ...` text |
+    | `fail_silently` | `CallToolResult` | `isError=True` and no content at all |
+
+    Example:
+        ```python
+        for function, options in result_tools():
+            server.tool(**options)(function)
+        ```
+
+    Taught in `notebooks/10_mcp_tools.ipynb`.
+    """
+    from typing import TypedDict
+
+    from mcp.server.fastmcp import Audio, Image
+    from mcp.types import (
+        CallToolResult,
+        EmbeddedResource,
+        ResourceLink,
+        TextContent,
+        TextResourceContents,
+    )
+
+    class WeatherRecord(TypedDict):
+        city: str
+        sky: str
+        temp_c: int
+
+    def temperature(city: str) -> int:
+        """Today's temperature in a city, in °C."""
+        return _record(city)["temp_c"]
+
+    def forecast(city: str) -> list[str]:
+        """Today's sky and temperature in a city, one line each."""
+        return [f"{city}: {part}" for part in WEATHER.get(city, "unknown").split(", ")]
+
+    def weather_record(city: str) -> WeatherRecord:
+        """Today's weather in a city as a record."""
+        return _record(city)
+
+    def weather_record_no_schema(city: str) -> WeatherRecord:
+        """The same record, registered with structured_output=False."""
+        return _record(city)
+
+    def weather_data_only(city: str) -> CallToolResult:
+        """The record as structured content, with no content blocks."""
+        return CallToolResult(content=[], structuredContent=_record(city))
+
+    def city_map(city: str) -> Image:
+        """A map of a city."""
+        return Image(data=PNG_1X1, format="png")
+
+    def city_guide(city: str) -> CallToolResult:
+        """A short guide to a city, with its introduction as an embedded resource."""
+        intro = TextResourceContents(uri=f"guide://{city.lower()}/intro", mimeType="text/plain",
+                                     text=f"{city}'s best-known sight: {ATTRACTIONS.get(city, 'unknown')}.")
+        return CallToolResult(content=[
+            TextContent(type="text", text=f"{city} guide:"),
+            EmbeddedResource(type="resource", resource=intro),
+        ])
+
+    def city_report(city: str) -> CallToolResult:
+        """A link to a city's PDF report."""
+        return CallToolResult(content=[ResourceLink(
+            type="resource_link", name="report.pdf", uri=f"https://example.com/{city.lower()}/report.pdf",
+            mimeType="application/pdf", description=f"{city} in numbers", size=52_000,
+        )])
+
+    def city_sounds(city: str) -> Audio:
+        """A recording of a city's streets."""
+        return Audio(data=b"RIFF", format="wav")
+
+    def find_order(order_id: int) -> CallToolResult:
+        """Find an order by its number (every order is missing)."""
+        return CallToolResult(
+            isError=True,
+            content=[TextContent(type="text", text=f"no order {order_id}")],
+            structuredContent={"code": "not_found", "order_id": order_id},
+        )
+
+    def cancel_order(order_id: int) -> str:
+        """Cancel an order by its number (every order is missing)."""
+        raise LookupError(f"no order {order_id}")
+
+    def fail_silently(city: str) -> CallToolResult:
+        """Fail with no content at all."""
+        return CallToolResult(isError=True, content=[])
+
+    plain: dict[str, Any] = {}
+    return [
+        (temperature, plain), (forecast, plain), (weather_record, plain),
+        (weather_record_no_schema, {"structured_output": False}), (weather_data_only, plain),
+        (city_map, plain), (city_guide, plain), (city_report, plain), (city_sounds, plain),
+        (find_order, plain), (cancel_order, plain), (fail_silently, plain),
+    ]
+
+
+def build_server(name: str = SERVER_NAME):
+    """Return one of the course's `FastMCP` servers with its tools registered (not yet running).
+
+    `name` is `SERVER_NAME` (`city-guide`, the default: `TOOLS`) or `RESULTS_SERVER_NAME`
+    (`city-results`: `result_tools()`).
 
     FastMCP turns each function into an MCP tool: the name and docstring become the tool's name and
-    description, the type hints its JSON input schema. An exception raised by a tool is sent back to
-    the client as a result with `isError=True`; the server keeps running.
+    description, the type hints its JSON input schema (and, for a return type it can describe, an
+    output schema). An exception raised by a tool is sent back to the client as a result with
+    `isError=True`; the server keeps running.
+
+    Raises:
+        ValueError: an unknown server name (the message lists the known ones).
 
     Example:
         ```python
@@ -65,26 +206,33 @@ def build_server():
 
     Taught in `notebooks/10_mcp_tools.ipynb`.
     """
+    if name not in (SERVER_NAME, RESULTS_SERVER_NAME):
+        raise ValueError(f"no MCP server named {name!r}: use {SERVER_NAME!r} or {RESULTS_SERVER_NAME!r}")
     from mcp.server.fastmcp import FastMCP
 
     # Only warnings and errors reach stderr (the client's errlog file), not a line per request.
-    server = FastMCP(SERVER_NAME, log_level="WARNING")
-    for function in TOOLS:
-        server.tool()(function)
+    server = FastMCP(name, log_level="WARNING")
+    registered = [(function, {}) for function in TOOLS] if name == SERVER_NAME else result_tools()
+    for function, options in registered:
+        server.tool(**options)(function)
     return server
 
 
-def main() -> None:
-    """Serve the course's tools over stdio until the client closes stdin.
+def main(argv: list[str] | None = None) -> None:
+    """Serve one of the course's servers over stdio until the client closes stdin.
+
+    `argv` (default: the command line's arguments) holds the server's name, or nothing for
+    `city-guide`.
 
     Taught in `notebooks/10_mcp_tools.ipynb`.
     """
+    argv = sys.argv[1:] if argv is None else argv
     # `mcp` imports jsonschema, which builds IRI grammars at import time when the optional
     # `rfc3987-syntax` package is installed. The lock leaves it out (scripts/lock-overrides.txt), but
     # a plain `pip install -r requirements.txt` brings it back with JupyterLab's dependencies. This
     # server validates no IRIs, and skipping that import makes each start seconds faster there.
     sys.modules.setdefault("rfc3987_syntax", None)
-    build_server().run("stdio")
+    build_server(argv[0] if argv else SERVER_NAME).run("stdio")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from helpers.mcp_client import (
     MCPServerError,
     SessionPerCall,
     _only_leaf,
+    in_process_tools,
     mcp_tools,
     open_session,
     process_running,
@@ -134,3 +135,61 @@ def test_the_server_exits_on_its_own_when_its_client_is_killed():
             break
         time.sleep(0.1)
     assert process_running(pid) is False
+
+
+def test_server_parameters_and_connection_name_another_server_after_the_module():
+    params = server_parameters(server="city-results")
+    assert params.args == ["-m", "helpers.mcp_server", "city-results"]
+    assert server_connection(server="city-results")["args"] == ["-m", "helpers.mcp_server", "city-results"]
+
+
+def _without_ids(content):
+    return [{key: value for key, value in block.items() if key != "id"} for block in content]
+
+
+def test_in_process_tools_answer_like_the_same_server_over_stdio():
+    from helpers.mcp_server import RESULTS_SERVER_NAME, build_server
+
+    async def every_answer(tools_context):
+        listed = await build_server(RESULTS_SERVER_NAME).list_tools()
+        calls = AIMessage("", tool_calls=[
+            {"name": tool.name, "id": tool.name, "type": "tool_call",
+             "args": {"order_id": 42} if "order_id" in tool.inputSchema["properties"] else {"city": "Paris"}}
+            for tool in listed if tool.name != "city_sounds"])
+        async with tools_context as tools:
+            output = await ToolNode(tools).ainvoke({"messages": [calls]}, runtime=Runtime())
+        return [(m.name, _without_ids(m.content), m.status, m.artifact) for m in output["messages"]]
+
+    over_stdio = asyncio.run(every_answer(mcp_tools(server=RESULTS_SERVER_NAME)))
+    in_process = asyncio.run(every_answer(in_process_tools()))
+    assert in_process == over_stdio
+    assert len(over_stdio) == 11
+
+
+def test_in_process_tools_pass_load_options_to_the_adapter():
+    async def load():
+        async with in_process_tools(handle_tool_errors=False) as tools:
+            return {tool.name: tool.handle_tool_error for tool in tools}
+
+    assert set(asyncio.run(load()).values()) == {False}
+
+
+def test_an_error_inside_an_in_process_block_comes_out_as_itself():
+    async def fail():
+        async with in_process_tools():
+            raise KeyError("a failing cell")
+
+    with pytest.raises(KeyError, match="a failing cell"):
+        asyncio.run(fail())
+
+
+def test_a_server_name_the_module_does_not_know_fails_the_start_with_its_stderr():
+    async def start():
+        async with open_session(server="no-such-server"):
+            pass
+
+    with pytest.raises(MCPServerError) as caught:
+        asyncio.run(start())
+    message = str(caught.value)
+    assert "no MCP server named 'no-such-server'" in message
+    assert "Run `python -m helpers.mcp_server no-such-server` in a terminal" in message

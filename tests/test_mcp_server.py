@@ -46,3 +46,74 @@ def test_importing_the_module_does_not_import_mcp():
     code = "import sys, helpers.mcp_server; print('mcp' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
+
+
+RESULT_TOOL_NAMES = [
+    "temperature", "forecast", "weather_record", "weather_record_no_schema", "weather_data_only",
+    "city_map", "city_guide", "city_report", "city_sounds", "find_order", "cancel_order", "fail_silently",
+]
+
+
+def test_the_results_server_registers_one_tool_per_result_shape():
+    listed = asyncio.run(mcp_server.build_server(mcp_server.RESULTS_SERVER_NAME).list_tools())
+    assert [tool.name for tool in listed] == RESULT_TOOL_NAMES
+    schemas = {tool.name for tool in listed if tool.outputSchema}
+    assert schemas == {"temperature", "forecast", "weather_record", "cancel_order"}
+
+
+def test_result_tools_return_what_their_table_says():
+    from mcp.server.fastmcp import Audio, Image
+    from mcp.types import CallToolResult, EmbeddedResource, ResourceLink
+
+    tools = {function.__name__: function for function, _ in mcp_server.result_tools()}
+    assert tools["temperature"]("Paris") == 25
+    assert tools["forecast"]("Paris") == ["Paris: sunny", "Paris: 25 °C"]
+    assert tools["weather_record"]("London") == {"city": "London", "sky": "cloudy", "temp_c": 18}
+    assert tools["weather_record_no_schema"]("London") == tools["weather_record"]("London")
+    data_only = tools["weather_data_only"]("Paris")
+    assert data_only.content == [] and data_only.structuredContent["temp_c"] == 25
+    assert isinstance(tools["city_map"]("Paris"), Image)
+    assert isinstance(tools["city_sounds"]("Paris"), Audio)
+    guide = tools["city_guide"]("Paris").content
+    assert guide[0].text == "Paris guide:" and isinstance(guide[1], EmbeddedResource)
+    (link,) = tools["city_report"]("Paris").content
+    assert isinstance(link, ResourceLink) and link.name == "report.pdf"
+    order = tools["find_order"](42)
+    assert isinstance(order, CallToolResult) and order.isError and order.structuredContent["order_id"] == 42
+    with pytest.raises(LookupError, match="no order 42"):
+        tools["cancel_order"](42)
+    assert tools["fail_silently"]("Paris").isError and tools["fail_silently"]("Paris").content == []
+
+
+def test_only_weather_record_no_schema_is_registered_without_structured_output():
+    options = {function.__name__: opts for function, opts in mcp_server.result_tools()}
+    assert {name for name, opts in options.items() if opts} == {"weather_record_no_schema"}
+    assert options["weather_record_no_schema"] == {"structured_output": False}
+
+
+def test_the_png_is_a_one_pixel_png():
+    assert mcp_server.PNG_1X1.startswith(b"\x89PNG\r\n\x1a\n")
+    width, height = mcp_server.PNG_1X1[16:20], mcp_server.PNG_1X1[20:24]  # the IHDR chunk
+    assert int.from_bytes(width, "big") == int.from_bytes(height, "big") == 1
+
+
+def test_build_server_refuses_an_unknown_name_and_lists_the_known_ones():
+    with pytest.raises(ValueError, match="no MCP server named 'nope': use 'city-guide' or 'city-results'"):
+        mcp_server.build_server("nope")
+
+
+def test_main_picks_the_server_named_on_the_command_line(monkeypatch):
+    served = []
+
+    class FakeServer:
+        def __init__(self, name):
+            self.name = name
+
+        def run(self, transport):
+            served.append((self.name, transport))
+
+    monkeypatch.setattr(mcp_server, "build_server", FakeServer)
+    monkeypatch.setitem(sys.modules, "rfc3987_syntax", None)  # what main() sets, undone after the test
+    mcp_server.main([])
+    mcp_server.main([mcp_server.RESULTS_SERVER_NAME])
+    assert served == [("city-guide", "stdio"), ("city-results", "stdio")]
