@@ -566,6 +566,22 @@ def test_durability_exit_saves_the_checkpoint_when_the_run_pauses_at_an_interrup
     assert graph.invoke(Command(resume="yes"), config, durability="exit")["answers"] == ["first", "yes"]
 
 
+@lesson
+def test_create_agents_graph_takes_durability_exit_and_saves_only_when_the_run_ends():
+    from langchain.agents import create_agent
+
+    @tool
+    def lookup(query: str) -> str:
+        """Look something up."""
+        return f"found {query}"
+
+    saver = CountingSaver()
+    agent = create_agent(ScriptedChatModel(script=[[{"name": "lookup", "args": {"query": "a"}}], "done"]),
+                         [lookup], checkpointer=saver)
+    agent.invoke({"messages": [("user", "go")]}, _thread("agent, exit"), durability="exit")
+    assert saver.steps == [3]  # input -1, start 0, model 1, tools 2, model 3: only the last is saved
+
+
 def _saver_waiting_for_the_next_step(mode):
     """Whether step 1's node ran while the saver was still saving checkpoint 0 (the saver waits up to
     NOT_HAPPENING seconds for it)."""
