@@ -1,0 +1,707 @@
+"""Library behaviour taught in notebooks/17_the_agent_around_tools.ipynb.
+
+`create_agent` as the graph it builds (a node per middleware hook, where a jump goes, one step per
+node), structured output as a tool (`ToolStrategy`, `ProviderStrategy`, a bare schema,
+`create_react_agent`'s extra call, the schema call's error turns), three limits on one loop, the
+tools offered per model call against the tools the tools node runs, a sub-agent called inside a
+tool (its memory per `checkpointer=` mode, its own step limit), and a `RunnableConfig` parameter.
+Each test pins one statement of the lesson, in the form the lesson states it.
+
+Unless a docstring says otherwise, each holds on the pinned set: langchain 1.5.2, langgraph 1.2.24,
+langchain-core 1.8.3 (docs/compatibility.md records other releases once `make compat` has run them).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Optional
+
+import pytest
+from langchain.agents import create_agent
+from langchain.agents.middleware import (
+    AgentMiddleware,
+    ModelCallLimitMiddleware,
+    ToolCallLimitMiddleware,
+    before_model,
+    wrap_model_call,
+    wrap_tool_call,
+)
+from langchain.agents.structured_output import (
+    ProviderStrategy,
+    StructuredOutputValidationError,
+    ToolStrategy,
+)
+from langchain.tools import ToolRuntime
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import tool
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.errors import GraphRecursionError
+from pydantic import BaseModel
+
+from helpers.history import unanswered_tool_calls
+from helpers.models import ScriptedChatModel, tool_results_summary
+
+lesson = pytest.mark.lesson("17_the_agent_around_tools")
+GO = {"messages": [HumanMessage("What is the weather in Paris?")]}
+
+
+@tool
+def weather(city: str) -> str:
+    """The weather in a city."""
+    return f"{city}: 20 °C"
+
+
+class Answer(BaseModel):
+    city: str
+    temp: int
+
+
+ANSWER = {"name": "Answer", "args": {"city": "Paris", "temp": 20}}
+WEATHER = {"name": "weather", "args": {"city": "Paris"}}
+
+
+class Audit(AgentMiddleware):
+    def before_agent(self, state, runtime):
+        return None
+
+    def before_model(self, state, runtime):
+        return None
+
+    def after_model(self, state, runtime):
+        return None
+
+    def after_agent(self, state, runtime):
+        return None
+
+
+class Offered(BaseCallbackHandler):
+    """What each model call was offered: (tool names, tool_choice, response_format type)."""
+
+    def __init__(self):
+        self.calls = []
+
+    def on_chat_model_start(self, serialized, messages, *, invocation_params=None, **kwargs):
+        params = invocation_params or {}
+        tools = [t["function"]["name"] for t in params.get("tools", [])]
+        self.calls.append((tools, params.get("tool_choice"), params.get("response_format", {}).get("type")))
+
+
+def _agent(script, tools, **options):
+    return create_agent(ScriptedChatModel(script=script), tools, **options)
+
+
+def _edges(agent):
+    return {(e.source, e.target, e.conditional) for e in agent.get_graph().edges}
+
+
+def _steps(agent, graph_input=GO):
+    tasks = [(e["step"], e["payload"]["name"]) for e in agent.stream(graph_input, stream_mode="debug")
+             if e["type"] == "task"]
+    return [sorted(name for s, name in tasks if s == step) for step in range(1, tasks[-1][0] + 1)]
+
+
+def _react(model, tools, **options):
+    from langgraph.prebuilt import create_react_agent
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return create_react_agent(model, tools, **options)
+
+
+# -- 1. the graph create_agent builds ------------------------------------------------------------------
+@lesson
+def test_each_node_hook_of_a_middleware_is_a_node_named_after_it_and_wrap_hooks_are_not():
+    @wrap_model_call
+    def around_model(request, handler):
+        return handler(request)
+
+    @wrap_tool_call
+    def around_tool(request, handler):
+        return handler(request)
+
+    audited = _agent(["done"], [weather], middleware=[Audit()])
+    assert set(audited.get_graph().nodes) == {
+        "__start__", "__end__", "model", "tools",
+        "Audit.before_agent", "Audit.before_model", "Audit.after_model", "Audit.after_agent",
+    }
+    wrapped = _agent(["done"], [weather], middleware=[around_model, around_tool])
+    assert set(wrapped.get_graph().nodes) == {"__start__", "__end__", "model", "tools"}
+
+
+@lesson
+def test_agent_hooks_sit_outside_the_loop_and_the_router_to_tools_leaves_the_after_model_that_runs_last():
+    edges = _edges(_agent(["done"], [weather], middleware=[Audit()]))
+    assert edges == {
+        ("__start__", "Audit.before_agent", False), ("Audit.before_agent", "Audit.before_model", False),
+        ("Audit.before_model", "model", False), ("model", "Audit.after_model", False),
+        ("Audit.after_model", "tools", True), ("Audit.after_model", "Audit.before_model", True),
+        ("Audit.after_model", "Audit.after_agent", True), ("tools", "Audit.before_model", True),
+        ("Audit.after_agent", "__end__", False),
+    }
+
+    class First(AgentMiddleware):
+        def after_model(self, state, runtime):
+            return None
+
+    class Second(AgentMiddleware):
+        def after_model(self, state, runtime):
+            return None
+
+    two = _edges(_agent(["done"], [weather], middleware=[First(), Second()]))
+    assert ("model", "Second.after_model", False) in two  # after_model hooks run in reverse list order
+    assert ("Second.after_model", "First.after_model", False) in two
+    assert ("First.after_model", "tools", True) in two      # the router leaves the one that runs last
+
+
+@lesson
+def test_a_before_model_that_can_jump_to_end_gets_an_edge_to_end_past_the_model():
+    capped = _agent(["done"], [weather],
+                          middleware=[ModelCallLimitMiddleware(run_limit=3)])
+    edges = _edges(capped)
+    assert ("ModelCallLimitMiddleware.before_model", "__end__", True) in edges
+    assert ("ModelCallLimitMiddleware.before_model", "model", True) in edges
+
+
+@lesson
+def test_a_jump_to_end_goes_to_the_exit_so_an_after_agent_hook_still_runs():
+    @before_model(can_jump_to=["end"])
+    def stop_at_once(state, runtime):
+        return {"jump_to": "end"}
+
+    class Farewell(AgentMiddleware):
+        def after_agent(self, state, runtime):
+            return {"messages": [("ai", "goodbye")]}
+
+    agent = _agent(["done"], [weather], middleware=[Farewell(), stop_at_once])
+    assert ("stop_at_once.before_model", "Farewell.after_agent", True) in _edges(agent)
+    assert agent.invoke(GO)["messages"][-1].content == "goodbye"
+
+
+@lesson
+def test_each_node_on_the_path_takes_one_step_and_the_calls_of_one_turn_share_the_tools_step():
+    two_calls = [[WEATHER, {"name": "weather", "args": {"city": "Rome"}}], "done"]
+    agent = _agent(two_calls, [weather], middleware=[Audit()])
+    assert _steps(agent) == [
+        ["Audit.before_agent"], ["Audit.before_model"], ["model"], ["Audit.after_model"], ["tools", "tools"],
+        ["Audit.before_model"], ["model"], ["Audit.after_model"], ["Audit.after_agent"],
+    ]
+
+
+@lesson
+def test_with_audit_two_tool_turns_and_an_answer_take_thirteen_steps():
+    """Practice question 1: 1 + 4 + 4 + 3 + 1."""
+    script = [[{"name": "weather", "args": {"city": c}}] for c in ("Paris", "Rome")] + ["done"]
+    agent = _agent(script, [weather], middleware=[Audit()])
+    assert len(_steps(agent)) == 13
+
+
+@lesson
+def test_response_format_adds_a_tools_to_end_edge_and_a_model_to_model_edge():
+    plain = _edges(_agent(["done"], [weather]))
+    structured = _edges(_agent(["done"], [weather],
+                                     response_format=ToolStrategy(Answer)))
+    assert structured - plain == {("tools", "__end__", True), ("model", "model", True)}
+
+
+# -- 2. structured output: the schema is one more tool --------------------------------------------------
+@lesson
+def test_tool_strategy_offers_the_schema_beside_the_tools_with_tool_choice_any():
+    offered = Offered()
+    agent = _agent([[ANSWER]], [weather], response_format=ToolStrategy(Answer))
+    agent.invoke(GO, {"callbacks": [offered]})
+    assert offered.calls == [(["weather", "Answer"], "any", None)]
+
+
+@lesson
+def test_the_model_node_answers_the_schema_call_sets_structured_response_and_no_tools_step_runs():
+    agent = _agent([[ANSWER]], [weather], response_format=ToolStrategy(Answer))
+    assert [node for update in agent.stream(GO, stream_mode="updates") for node in update] == ["model"]
+    result = agent.invoke(GO)
+    assert list(result) == ["messages", "structured_response"]
+    assert result["structured_response"] == Answer(city="Paris", temp=20)
+    answer = result["messages"][-1]
+    assert isinstance(answer, ToolMessage)
+    assert answer.content == "Returning structured response: city='Paris' temp=20"
+
+
+@lesson
+def test_a_schema_call_beside_a_real_call_runs_the_tool_and_ends_on_its_unread_tool_message():
+    offered = Offered()
+    agent = _agent([[WEATHER, ANSWER], "the model speaks again"], [weather],
+                         response_format=ToolStrategy(Answer))
+    result = agent.invoke(GO, {"callbacks": [offered]})
+    assert [m.content for m in result["messages"][2:]] == [
+        "Returning structured response: city='Paris' temp=20", "Paris: 20 °C"]
+    assert len(offered.calls) == 1  # the model never read weather's result
+    assert result["structured_response"] == Answer(city="Paris", temp=20)
+
+
+@lesson
+def test_a_plain_text_answer_under_tool_strategy_ends_the_run_with_structured_response_none():
+    agent = _agent(["It is 20 °C in Paris."], [weather],
+                         response_format=ToolStrategy(Answer))
+    result = agent.invoke(GO)
+    assert result["messages"][-1].content == "It is 20 °C in Paris."
+    assert "structured_response" in result and result["structured_response"] is None
+
+
+@lesson
+def test_without_tools_a_plain_text_answer_sends_the_run_back_to_the_model():
+    """Practice question 3: the model -> model router exits only once a structured response is set."""
+    offered = Offered()
+    agent = _agent(["20 °C.", [ANSWER]], [], response_format=ToolStrategy(Answer))
+    result = agent.invoke(GO, {"callbacks": [offered]})
+    assert len(offered.calls) == 2 and result["structured_response"] == Answer(city="Paris", temp=20)
+
+
+# -- 3. three limits on one loop -------------------------------------------------------------------------
+FOREVER = [[{"name": "fetch", "args": {"page": n}}] for n in range(40)]
+
+
+def _limited_run(middleware, recursion_limit=None):
+    fetched = []
+
+    @tool
+    def fetch(page: int) -> str:
+        """Fetch one page."""
+        fetched.append(page)
+        return f"page {page}"
+
+    agent = _agent(FOREVER, [fetch], middleware=middleware, checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "limits"}, "recursion_limit": recursion_limit or 9999}
+    try:
+        agent.invoke({"messages": [HumanMessage("Fetch everything.")]}, config)
+        how = "ends"
+    except Exception as error:  # noqa: BLE001 - which one is the point
+        how = type(error).__name__
+    messages = agent.get_state(config).values["messages"]
+    last = messages[-1].content or f"a call to {messages[-1].tool_calls[0]['name']}"
+    return how, fetched, len(unanswered_tool_calls(messages)), last
+
+
+def _both():
+    return [ModelCallLimitMiddleware(run_limit=3), ToolCallLimitMiddleware(run_limit=2)]
+
+
+MODEL_LIMIT_TEXT = "Model call limits exceeded: run limit (3/3)"
+
+
+@lesson
+@pytest.mark.parametrize(("label", "middleware", "limit", "expected"), [
+    ("model limit 3", lambda: [ModelCallLimitMiddleware(run_limit=3)], None,
+     ("ends", [0, 1, 2], 0, MODEL_LIMIT_TEXT)),
+    ("model limit 3, error", lambda: [ModelCallLimitMiddleware(run_limit=3, exit_behavior="error")], None,
+     ("ModelCallLimitExceededError", [0, 1, 2], 0, "page 2")),
+    ("tool limit 2, error", lambda: [ToolCallLimitMiddleware(run_limit=2, exit_behavior="error")], None,
+     ("ToolCallLimitExceededError", [0, 1], 1, "a call to fetch")),
+    ("both", _both, None, ("ends", [0, 1], 0, MODEL_LIMIT_TEXT)),
+    ("both, step limit 15", _both, 15, ("GraphRecursionError", [0, 1], 0, MODEL_LIMIT_TEXT)),
+    ("both, step limit 12", _both, 12, ("GraphRecursionError", [0, 1], 1, "a call to fetch")),
+])
+def test_which_limit_stops_an_endless_model_first_and_what_the_thread_holds(label, middleware, limit,
+                                                                             expected):
+    """The model limit checks before the model (every call answered), the tool limit after it
+    (`"error"` leaves the turn unanswered), the step limit at any step; reaching step L raises even when
+    that step finished the run (the `both, step limit 15` row)."""
+    assert _limited_run(middleware(), limit) == expected
+
+
+# -- 4. the tools offered per call, and the tools that run --------------------------------------------------
+class CallsAnyTool(ScriptedChatModel):
+    def reply(self, messages, tools=None):
+        return super().reply(messages, [convert_to_openai_tool(t) for t in (weather, refund, track)])
+
+
+@tool
+def refund(order: str) -> str:
+    """Refund an order."""
+    return f"refunded {order}"
+
+
+@tool
+def track(order: str) -> str:
+    """Track an order."""
+    return f"order {order}: shipped"
+
+
+@wrap_model_call
+def add_track(request, handler):
+    return handler(request.override(tools=[*request.tools, track]))
+
+
+@lesson
+def test_a_tool_hidden_in_wrap_model_call_is_not_offered_and_still_runs_when_called():
+    @wrap_model_call
+    def hide_refund(request, handler):
+        return handler(request.override(tools=[t for t in request.tools if t.name != "refund"]))
+
+    offered = Offered()
+    agent = create_agent(CallsAnyTool(script=[[{"name": "refund", "args": {"order": "A1"}}], "done"]),
+                         [weather, refund], middleware=[hide_refund])
+    refund_a1 = {"messages": [HumanMessage("Refund order A1.")]}
+    messages = agent.invoke(refund_a1, {"callbacks": [offered]})["messages"]
+    assert offered.calls == [(["weather"], None, None), (["weather"], None, None)]
+    answers = [(m.content, m.status) for m in messages if isinstance(m, ToolMessage)]
+    assert answers == [("refunded A1", "success")]
+
+
+@lesson
+def test_a_tool_added_in_wrap_model_call_that_the_agent_was_not_built_with_raises_before_the_model_call():
+    offered = Offered()
+    agent = _agent(["done"], [weather], middleware=[add_track])
+    with pytest.raises(ValueError, match=r"(?s)Middleware added tools that the agent doesn't know how "
+                                         r"to execute\..*Unknown tools: \['track'\]"
+                                         r".*Registered tools: \['weather'\]"):
+        agent.invoke(GO, {"callbacks": [offered]})
+    assert offered.calls == []
+
+
+@lesson
+def test_a_tool_registered_at_build_and_filtered_per_call_is_offered_only_when_asked():
+    @wrap_model_call
+    def track_when_asked(request, handler):
+        asked = any("order" in m.content for m in request.messages if m.type == "human")
+        return handler(request.override(tools=[t for t in request.tools if t.name != "track" or asked]))
+
+    def run(question, script):
+        offered = Offered()
+        agent = _agent(script, [weather, track], middleware=[track_when_asked])
+        messages = agent.invoke({"messages": [HumanMessage(question)]}, {"callbacks": [offered]})["messages"]
+        return offered.calls[0][0], [m.content for m in messages if isinstance(m, ToolMessage)]
+
+    assert run("What is the weather in Paris?", ["20 °C."]) == (["weather"], [])
+    track_call = [[{"name": "track", "args": {"order": "A1"}}], "done"]
+    assert run("Where is my order A1?", track_call) == (["weather", "track"], ["order A1: shipped"])
+
+
+@lesson
+def test_with_any_wrap_tool_call_an_added_tool_is_offered_and_its_call_answered_with_an_error():
+    """Practice question 4: the check is skipped, the tools node answers a name it does not know."""
+    @wrap_tool_call
+    def log_calls(request, handler):
+        return handler(request)
+
+    offered = Offered()
+    agent = _agent([[{"name": "track", "args": {"order": "A1"}}], "done"],
+                         [weather], middleware=[add_track, log_calls])
+    messages = agent.invoke(GO, {"callbacks": [offered]})["messages"]
+    assert offered.calls[0][0] == ["weather", "track"]
+    (answer,) = [m for m in messages if isinstance(m, ToolMessage)]
+    assert answer.status == "error"
+    assert answer.content == "Error: track is not a valid tool, try one of [weather]."
+
+
+# -- 5. deep dive: ProviderStrategy, create_react_agent, wrong schema calls ----------------------------------
+@lesson
+def test_provider_strategy_sends_a_json_schema_response_format_and_parses_the_answer_text():
+    offered = Offered()
+    agent = _agent(['{"city": "Paris", "temp": 20}'], [weather],
+                         response_format=ProviderStrategy(Answer))
+    assert agent.invoke(GO, {"callbacks": [offered]})["structured_response"] == Answer(city="Paris", temp=20)
+    assert offered.calls == [(["weather"], None, "json_schema")]
+
+
+@lesson
+def test_a_bare_schema_is_tool_strategy_for_a_model_without_a_profile():
+    assert ScriptedChatModel(script=[]).profile is None
+    offered = Offered()
+    agent = _agent([[ANSWER]], [weather], response_format=Answer)
+    assert agent.invoke(GO, {"callbacks": [offered]})["structured_response"] == Answer(city="Paris", temp=20)
+    assert offered.calls == [(["weather", "Answer"], "any", None)]
+
+
+@lesson
+def test_provider_strategy_raises_on_a_plain_text_answer():
+    agent = _agent(["It is 20 °C in Paris."], [weather],
+                         response_format=ProviderStrategy(Answer))
+    with pytest.raises(StructuredOutputValidationError, match="Native structured output expected valid JSON"):
+        agent.invoke(GO)
+
+
+@lesson
+def test_create_react_agent_asks_for_the_structure_in_one_more_model_call_after_the_loop():
+    offered = Offered()
+    model = ScriptedChatModel(script=[[WEATHER], "It is 20 °C.", [ANSWER]])
+    agent = _react(model, [weather], response_format=Answer)
+    result = agent.invoke(GO, {"callbacks": [offered]})
+    assert [n for n in agent.get_graph().nodes if not n.startswith("__")] == [
+        "agent", "tools", "generate_structured_response"]
+    assert offered.calls == [(["weather"], None, None), (["weather"], None, None), (["Answer"], "any", None)]
+    assert [m.content for m in result["messages"][1:]] == ["", "Paris: 20 °C", "It is 20 °C."]
+    assert result["structured_response"] == Answer(city="Paris", temp=20)
+
+
+WARM = {"name": "Answer", "args": {"city": "Paris", "temp": "warm"}}
+ROME = {"name": "Answer", "args": {"city": "Rome", "temp": 25}}
+
+
+def _schema_run(script, strategy=None):
+    agent = _agent(script, [weather], response_format=strategy or ToolStrategy(Answer))
+    result = agent.invoke(GO)
+    return result["messages"][1:], result["structured_response"]
+
+
+@lesson
+def test_two_schema_calls_are_each_answered_with_an_error_text_of_status_success_and_the_model_asked_again():
+    messages, structured = _schema_run([[ANSWER, ROME], [ANSWER]])
+    errors = [m for m in messages[1:3]]
+    assert all(m.status == "success" and m.content.startswith(
+        "Error: Model incorrectly returned multiple structured responses (Answer, Answer)") for m in errors)
+    assert all(m.content.endswith("Please fix your mistakes.") for m in errors)
+    assert isinstance(messages[3], AIMessage) and structured == Answer(city="Paris", temp=20)
+    assert unanswered_tool_calls(messages) == []
+
+
+@lesson
+def test_an_invalid_schema_call_is_answered_with_an_error_text_and_retried():
+    messages, structured = _schema_run([[WARM], [ANSWER]])
+    assert messages[1].status == "success"
+    assert messages[1].content.startswith("Error: Failed to parse structured output for tool 'Answer'")
+    assert structured == Answer(city="Paris", temp=20)
+
+
+@lesson
+def test_handle_errors_false_raises_instead_of_retrying():
+    with pytest.raises(StructuredOutputValidationError):
+        _schema_run([[WARM], [ANSWER]], ToolStrategy(Answer, handle_errors=False))
+
+
+@lesson
+def test_an_invalid_schema_call_beside_a_real_call_ends_the_run_without_the_retry():
+    """langchain#40423 (open on the pins): the retry text is not an error, so the router after the tools
+    step ends the run."""
+    messages, structured = _schema_run([[WEATHER, WARM], [ANSWER]])
+    assert messages[1].content.startswith("Error: Failed to parse structured output")
+    assert messages[-1].content == "Paris: 20 °C" and structured is None
+
+
+# -- 6. deep dive: limits per run and per thread ------------------------------------------------------------
+def _three_questions(limit, checkpointer):
+    @tool
+    def fetch(page: int) -> str:
+        """Fetch one page."""
+        return f"page {page}"
+
+    script = [turn for n in range(3) for turn in ([{"name": "fetch", "args": {"page": n}}], f"answer {n}")]
+    agent = _agent(script, [fetch], middleware=[limit], checkpointer=checkpointer)
+    thread = {"configurable": {"thread_id": "questions"}}
+    return [agent.invoke({"messages": [HumanMessage(f"question {n}")]}, thread)["messages"][-1].content
+            for n in range(3)]
+
+
+THREAD_LIMIT_TEXT = "Model call limits exceeded: thread limit (3/3)"
+
+
+@lesson
+def test_a_thread_limit_never_fires_without_a_checkpointer():
+    assert _three_questions(ModelCallLimitMiddleware(thread_limit=3), None) == ["answer 0"] * 3
+
+
+@lesson
+def test_a_thread_limit_counts_model_calls_across_the_runs_of_a_checkpointed_thread():
+    assert _three_questions(ModelCallLimitMiddleware(thread_limit=3), InMemorySaver()) == [
+        "answer 0", THREAD_LIMIT_TEXT, THREAD_LIMIT_TEXT]
+
+
+@lesson
+def test_a_run_limit_starts_from_zero_every_run_on_a_checkpointed_thread():
+    assert _three_questions(ModelCallLimitMiddleware(run_limit=3), InMemorySaver()) == [
+        "answer 0", "answer 1", "answer 2"]
+
+
+# -- 7. deep dive: a sub-agent inside a tool ---------------------------------------------------------
+def _seen(messages):
+    return "saw " + ", ".join(m.content for m in messages if m.type == "human")
+
+
+def _ask_tool(helper, helper_config=None):
+    @tool
+    def ask_helper(question: str) -> str:
+        """Ask the helper agent."""
+        return helper.invoke({"messages": [HumanMessage(question)]}, helper_config)["messages"][-1].content
+
+    return ask_helper
+
+
+def _parent_of(helper, saver, helper_config=None):
+    def ask_turn(messages):
+        return [{"name": "ask_helper", "args": {"question": messages[-1].content}}]
+
+    return _agent([ask_turn, tool_results_summary] * 3,
+                        [_ask_tool(helper, helper_config)], checkpointer=saver)
+
+
+def _namespaces(saver):
+    return sorted({ns.split(":")[0] + (":<task id>" if ":" in ns else "")
+                   for ns in (c.config["configurable"]["checkpoint_ns"] for c in saver.list(None))})
+
+
+def _memory_row(options, helper_config=None):
+    saver = InMemorySaver()
+    parent = _parent_of(_agent([_seen] * 5, [], **options), saver, helper_config)
+    said = [parent.invoke({"messages": [HumanMessage(q)]},
+                          {"configurable": {"thread_id": t}})["messages"][-1].content
+            for t, q in (("a", "first"), ("a", "second"), ("b", "third"))]
+    return said, _namespaces(saver)
+
+
+EACH_CALL_EMPTY = ["saw first", "saw second", "saw third"]
+
+
+@lesson
+@pytest.mark.parametrize(("mode", "expected"), [
+    (None, (EACH_CALL_EMPTY, ["", "tools:<task id>"])),
+    (True, (["saw first", "saw first, second", "saw third"], ["", "tools"])),
+    (False, (EACH_CALL_EMPTY, [""])),
+])
+def test_what_a_sub_agent_remembers_and_where_it_checkpoints_per_checkpointer_mode(mode, expected):
+    """langgraph 1.2.24: the parent lends its saver; `None` uses it under `tools:<task id>` (a fresh
+    namespace per call), `True` under `tools` (one history per parent thread), `False` not at all."""
+    options = {} if mode is None else {"checkpointer": mode}
+    assert _memory_row(options) == expected
+
+
+@lesson
+def test_a_sub_agents_own_saver_is_ignored_inside_the_parents_run():
+    """langgraph 1.2.24 (`Pregel._resolve_checkpointer`): the saver a parent lends wins."""
+    own = InMemorySaver()
+    assert _memory_row({"checkpointer": own}) == (EACH_CALL_EMPTY, ["", "tools:<task id>"])
+    assert list(own.list(None)) == []
+
+
+@lesson
+def test_a_sub_agent_with_its_own_saver_and_thread_id_remembers_across_parent_threads():
+    """langgraph 1.2.24 (an explicit thread_id starts a root lineage: a LangGraph 1.2 change)."""
+    row = _memory_row({"checkpointer": InMemorySaver()}, {"configurable": {"thread_id": "helper"}})
+    assert row == (["saw first", "saw first, second", "saw first, second, third"], [""])
+
+
+@lesson
+def test_checkpointer_true_is_refused_for_a_sub_agent_run_as_a_root_graph():
+    helper = _agent([_seen], [], checkpointer=True)
+    with pytest.raises(RuntimeError, match="checkpointer=True cannot be used for root graphs"):
+        helper.invoke({"messages": [HumanMessage("q")]}, {"configurable": {"thread_id": "helper"}})
+
+
+@lesson
+def test_two_calls_of_one_turn_write_to_the_one_tools_namespace_of_a_checkpointer_true_helper():
+    def two_questions(messages):
+        return [{"name": "ask_helper", "args": {"question": q}} for q in messages[-1].content.split(" and ")]
+
+    saver = InMemorySaver()
+    helper = _agent([_seen] * 5, [], checkpointer=True)
+    parent = _agent([two_questions, tool_results_summary], [_ask_tool(helper)],
+                          checkpointer=saver)
+    parent.invoke({"messages": [HumanMessage("A and B")]}, {"configurable": {"thread_id": "pair"}})
+    assert _namespaces(saver) == ["", "tools"]
+
+
+@tool
+def read_limit(runtime: ToolRuntime) -> str:
+    """Report the step limit this run has."""
+    return str(runtime.config["recursion_limit"])
+
+
+def _limit_inside(build, helper_config=None):
+    model = ScriptedChatModel(script=[[{"name": "read_limit", "args": {}}], tool_results_summary])
+    helper = build(model, [read_limit])
+    return _parent_of(helper, None, helper_config).invoke({"messages": [HumanMessage("go")]},
+                                                          {"recursion_limit": 12})["messages"][-1].content
+
+
+@lesson
+@pytest.mark.parametrize(("label", "build", "helper_config", "limit"), [
+    ("create_agent", create_agent, None, "9999"),
+    ("create_react_agent", _react, None, "12"),
+    ("create_agent invoked with a limit", create_agent, {"recursion_limit": 7}, "7"),
+])
+def test_the_step_limit_a_sub_agent_runs_under(label, build, helper_config, limit):
+    """create_agent's bound 9999 wins over the parent's inherited limit; create_react_agent binds none
+    and inherits it; a config passed to the sub-agent's own invoke wins over both."""
+    assert _limit_inside(build, helper_config) == limit
+
+
+@lesson
+def test_a_create_agent_sub_agent_is_not_stopped_by_the_parents_recursion_limit():
+    """Twenty tool rounds (41 steps) inside a parent run limited to 12 steps."""
+    rounds = [[{"name": "read_limit", "args": {}}] for _ in range(20)] + ["inner done"]
+    helper = _agent(rounds, [read_limit])
+
+    @tool
+    def ask_helper(question: str) -> str:
+        """Ask the helper agent."""
+        messages = helper.invoke({"messages": [HumanMessage(question)]})["messages"]
+        return f"{sum(isinstance(m, ToolMessage) for m in messages)} calls, then {messages[-1].content}"
+
+    parent = _agent([[{"name": "ask_helper", "args": {"question": "go"}}],
+                                                    tool_results_summary], [ask_helper])
+    assert parent.invoke(GO, {"recursion_limit": 12})["messages"][-1].content == "20 calls, then inner done"
+    with pytest.raises(GraphRecursionError):  # the same helper, given the parent's 12 explicitly
+        helper.invoke({"messages": [HumanMessage("go")]}, {"recursion_limit": 12})
+
+
+# -- 8. deep dive: a RunnableConfig parameter --------------------------------------------------------
+def _user_in(config):
+    return None if config is None else config["configurable"].get("user")
+
+
+@tool
+def exact(city: str, config: RunnableConfig) -> str:
+    """The weather for the run's user."""
+    return f"user={_user_in(config)}"
+
+
+@tool
+def optional(city: str, config: Optional[RunnableConfig] = None) -> str:  # noqa: UP045 - the spelling under test
+    """The weather for the run's user."""
+    return f"user={_user_in(config)}"
+
+
+@tool
+def union(city: str, config: RunnableConfig | None = None) -> str:
+    """The weather for the run's user."""
+    return f"user={_user_in(config)}"
+
+
+@tool
+def defaulted(city: str, config: RunnableConfig = None) -> str:
+    """The weather for the run's user."""
+    return f"user={_user_in(config)}"
+
+
+@lesson
+@pytest.mark.parametrize(("spelling", "model_sees", "reads"), [
+    (exact, ["city"], "user=ann"),
+    (optional, ["city", "config"], "user=None"),
+    (union, ["city", "config"], "user=None"),
+    (defaulted, ["city"], "user=ann"),
+])
+def test_only_an_exact_runnable_config_annotation_is_injected_and_hidden(spelling, model_sees, reads):
+    """langchain-core 1.8.3 compares the hint with `is RunnableConfig`; an optional spelling is an
+    ordinary argument, and even the value the model sends for it is discarded (langchain#34803, open)."""
+    shown = list(convert_to_openai_tool(spelling)["function"]["parameters"]["properties"])
+    assert shown == model_sees
+    forged = {"config": {"configurable": {"user": "mallory"}}} if "config" in shown else {}
+    args = {"city": "Paris"} | forged
+    agent = _agent([[{"name": spelling.name, "args": args}], "done"], [spelling])
+    assert agent.invoke(GO, {"configurable": {"user": "ann"}})["messages"][2].content == reads
+
+
+@lesson
+def test_an_ordinary_argument_named_config_never_reaches_the_function():
+    """langchain#34029: the keyword `config` is kept for the run's config."""
+    @tool
+    def add_config(config: str) -> str:
+        """Add a configuration file, by name."""
+        return f"added {config}"
+
+    assert list(convert_to_openai_tool(add_config)["function"]["parameters"]["properties"]) == ["config"]
+    with pytest.raises(TypeError, match=r"missing 1 required positional argument: 'config'"):
+        add_config.invoke({"config": "app.yaml"})
+    agent = _agent([[{"name": "add_config", "args": {"config": "app.yaml"}}], "done"],
+                         [add_config])
+    with pytest.raises(TypeError, match=r"missing 1 required positional argument: 'config'"):
+        agent.invoke(GO)  # not an argument error: the default error policy lets it crash the run
