@@ -1,5 +1,6 @@
 """Library behaviour taught in notebooks/10_mcp_tools.ipynb: a real stdio MCP server (FastMCP),
-loaded with langchain-mcp-adapters and run by ToolNode.
+loaded with langchain-mcp-adapters and run by ToolNode; and (deep dive 6) every shape of MCP result,
+what the adapter makes of it and what ChatOpenAI sends the model.
 
 Most tests read one shared recording: a single server session in which every scenario ran once
 (`observed`), so the module starts a handful of server processes instead of one per test.
@@ -10,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import io
+import json
 import re
 import subprocess
 import sys
@@ -30,7 +32,7 @@ from mcp.client.stdio import stdio_client
 
 from helpers import mcp_server
 from helpers.graphs import tool_loop
-from helpers.mcp_client import open_session, process_running, server_connection, server_parameters
+from helpers.mcp_client import mcp_tools, open_session, process_running, server_connection, server_parameters
 from helpers.models import ScriptedChatModel, tool_results_summary
 from helpers.timing import CallRecorder
 from helpers.tools import make_city_tools
@@ -487,3 +489,346 @@ def test_the_adapters_own_client_works_as_written_in_a_script():
     assert done.stdout.strip() == "['Paris: sunny, 25 °C']"
     assert done.stderr == ""
 
+
+
+# -- deep dive 6: MCP results in full (the city-results server) ------------------------------------
+# Unless a docstring says otherwise, each test below holds on the pinned set: langchain-mcp-adapters
+# 0.3.2, mcp 1.30.0, langchain-core 1.8.3, langgraph 1.2.24 (prebuilt 1.1.3), langchain 1.5.2,
+# langchain-openai 1.7.4 and openai 3.57.0.
+SHAPES = ["temperature", "forecast", "weather_record", "weather_record_no_schema", "weather_data_only",
+          "city_map", "city_guide", "city_report", "find_order", "cancel_order", "fail_silently"]
+REPORT_SCRIPT = [[{"name": "city_report", "args": {"city": "Paris"}}], tool_results_summary]
+
+
+def shape_args(name: str) -> dict:
+    return {"order_id": 42} if name in ("find_order", "cancel_order") else {"city": "Paris"}
+
+
+def by_name(tools) -> dict:
+    return {tool.name: tool for tool in tools}
+
+
+def _endpoint_llm(endpoint):
+    from langchain_openai import ChatOpenAI
+
+    return ChatOpenAI(model="gpt-4o", base_url=endpoint.base_url, api_key="unused", use_responses_api=False,
+                      max_retries=0)
+
+
+async def links_as_text(request, handler):
+    """The lesson's adapter interceptor: each resource link described in a text block."""
+    from mcp.types import ResourceLink, TextContent
+
+    result = await handler(request)
+    def described(item):
+        return f"{item.name} ({item.mimeType}, {item.size} bytes, {item.description}): {item.uri}"
+
+    result.content = [
+        TextContent(type="text", text=described(item)) if isinstance(item, ResourceLink) else item
+        for item in result.content]
+    return result
+
+
+@pytest.fixture(scope="module")
+def shapes() -> dict:
+    """Every scenario of deep dive 6, over two stdio sessions with the city-results server."""
+    from langchain.agents import create_agent
+
+    from helpers.openai_endpoint import ScriptedOpenAIEndpoint
+
+    async def agent_run(model, tools, name):
+        return await outcome(create_agent(model, tools).ainvoke({"messages": [HumanMessage(f"Use {name}.")]}))
+
+    async def scenario() -> dict:
+        seen: dict = {}
+        async with open_session(server=mcp_server.RESULTS_SERVER_NAME) as session:
+            seen["listed"] = {tool.name: tool for tool in (await session.list_tools()).tools}
+            seen["raw"] = {name: await session.call_tool(name, shape_args(name)) for name in SHAPES}
+            tools = await load_mcp_tools(session)
+            raising = await load_mcp_tools(session, handle_tool_errors=False)
+            seen["tools"] = tools
+            output = await ToolNode(tools).ainvoke(calls(*[(name, shape_args(name)) for name in SHAPES]),
+                                                   runtime=Runtime())
+            seen["messages"] = {message.name: message for message in output["messages"]}
+            seen["plain_find_order"] = await outcome(by_name(tools)["find_order"].ainvoke({"order_id": 42}))
+            sounds = calls(("city_sounds", {"city": "Paris"}))
+            seen["sounds_default"] = await outcome(ToolNode(tools).ainvoke(sounds, runtime=Runtime()))
+            seen["sounds_caught"] = await ToolNode(tools, handle_tool_errors=True).ainvoke(
+                sounds, runtime=Runtime())
+            for label, loaded in (("handles", tools), ("raises", raising)):
+                for name in ("find_order", "cancel_order", "city_sounds"):
+                    model = ScriptedChatModel(script=[[{"name": name, "args": shape_args(name)}],
+                                                      tool_results_summary])
+                    seen[label, name] = await agent_run(model, loaded, name)
+            with ScriptedOpenAIEndpoint(REPORT_SCRIPT) as endpoint:
+                seen["report_run"] = await agent_run(_endpoint_llm(endpoint), tools, "city_report")
+                seen["report_requests"] = len(endpoint.requests)
+        fixed_tools = mcp_tools(server=mcp_server.RESULTS_SERVER_NAME, tool_interceptors=[links_as_text])
+        async with fixed_tools as fixed:
+            with ScriptedOpenAIEndpoint(REPORT_SCRIPT) as endpoint:
+                seen["fixed_run"] = await agent_run(_endpoint_llm(endpoint), fixed, "city_report")
+                seen["fixed_sent"] = endpoint.requests[1]["messages"][-1]["content"]
+        return seen
+
+    return asyncio.run(scenario())
+
+
+def _content_sent(answer):
+    """The tool message's content in ChatOpenAI's request for `answer`, or the error raised instead."""
+    from helpers.openai_endpoint import ScriptedOpenAIEndpoint
+
+    call = AIMessage("", tool_calls=[{"name": answer.name, "args": {}, "id": answer.tool_call_id,
+                                      "type": "tool_call"}])
+    with ScriptedOpenAIEndpoint([[{"name": answer.name, "args": {}}], "done"]) as endpoint:
+        try:
+            _endpoint_llm(endpoint).invoke([HumanMessage("Go on."), call, answer])
+        except ValueError as error:
+            return error
+        return endpoint.requests[0]["messages"][-1]
+
+
+def _kinds(content) -> list[str]:
+    return [block["type"] for block in content]
+
+
+def _without_ids(content) -> list[dict]:
+    return [{key: value for key, value in block.items() if key != "id"} for block in content]
+
+
+@lesson
+def test_fastmcp_gives_an_output_schema_only_to_return_types_it_can_describe(shapes):
+    """int, list[str], a TypedDict and str get one; structured_output=False, Image, Audio, a bare
+    CallToolResult do not."""
+    with_schema = {name for name, tool in shapes["listed"].items() if tool.outputSchema}
+    assert with_schema == {"temperature", "forecast", "weather_record", "cancel_order"}
+
+
+@lesson
+def test_the_adapters_tools_are_content_and_artifact_tools_with_its_own_error_handler(shapes):
+    assert {(type(t).__name__, t.response_format, t.handle_tool_error.__name__) for t in shapes["tools"]} == {
+        ("StructuredTool", "content_and_artifact", "_handle_mcp_tool_error")}
+
+
+@lesson
+def test_each_mcp_content_item_becomes_one_block_of_its_kind_in_order(shapes):
+    raw, messages = shapes["raw"], shapes["messages"]
+    assert {name: [item.type for item in raw[name].content] for name in SHAPES} == {
+        "temperature": ["text"], "forecast": ["text", "text"], "weather_record": ["text"],
+        "weather_record_no_schema": ["text"], "weather_data_only": [], "city_map": ["image"],
+        "city_guide": ["text", "resource"], "city_report": ["resource_link"], "find_order": ["text"],
+        "cancel_order": ["text"], "fail_silently": []}
+    assert {name: _kinds(messages[name].content) for name in SHAPES} == {
+        "temperature": ["text"], "forecast": ["text", "text"], "weather_record": ["text"],
+        "weather_record_no_schema": ["text"], "weather_data_only": [], "city_map": ["image"],
+        "city_guide": ["text", "text"], "city_report": ["file"], "find_order": ["text"],
+        "cancel_order": ["text"], "fail_silently": ["text"]}
+
+
+@lesson
+def test_several_text_items_stay_separate_blocks_and_text_joins_them_with_no_separator(shapes):
+    forecast = shapes["messages"]["forecast"]
+    assert _without_ids(forecast.content) == [{"type": "text", "text": "Paris: sunny"},
+                                              {"type": "text", "text": "Paris: 25 °C"}]
+    assert forecast.text == "Paris: sunnyParis: 25 °C"
+
+
+@lesson
+def test_an_image_item_becomes_a_base64_image_block(shapes):
+    (block,) = _without_ids(shapes["messages"]["city_map"].content)
+    data = shapes["raw"]["city_map"].content[0].data
+    assert block == {"type": "image", "base64": data, "mime_type": "image/png"}
+
+
+@lesson
+def test_an_embedded_text_resource_becomes_a_plain_text_block_without_its_uri(shapes):
+    assert _without_ids(shapes["messages"]["city_guide"].content) == [
+        {"type": "text", "text": "Paris guide:"},
+        {"type": "text", "text": "Paris's best-known sight: the Louvre."}]
+    assert str(shapes["raw"]["city_guide"].content[1].resource.uri) == "guide://paris/intro"
+
+
+@lesson
+def test_a_resource_link_keeps_only_its_url_and_mime_type(shapes):
+    """langchain-mcp-adapters#606 (open on 0.3.2): name, description and size are dropped."""
+    link = shapes["raw"]["city_report"].content[0]
+    assert (link.name, link.description, link.size) == ("report.pdf", "Paris in numbers", 52_000)
+    assert _without_ids(shapes["messages"]["city_report"].content) == [
+        {"type": "file", "url": "https://example.com/paris/report.pdf", "mime_type": "application/pdf"}]
+
+
+@lesson
+def test_a_returned_int_is_wrapped_by_fastmcp_and_arrives_as_the_artifact(shapes):
+    temperature = shapes["messages"]["temperature"]
+    assert shapes["raw"]["temperature"].structuredContent == {"result": 25}
+    assert (temperature.text, temperature.artifact) == ("25", {"structured_content": {"result": 25}})
+
+
+@lesson
+def test_a_typed_record_arrives_as_the_artifact_and_as_json_text_for_the_model(shapes):
+    record = {"city": "Paris", "sky": "sunny", "temp_c": 25}
+    message = shapes["messages"]["weather_record"]
+    assert message.artifact == {"structured_content": record}
+    assert json.loads(message.text) == record
+
+
+@lesson
+def test_without_an_output_schema_the_same_text_comes_with_no_artifact(shapes):
+    plain, typed = shapes["messages"]["weather_record_no_schema"], shapes["messages"]["weather_record"]
+    assert shapes["raw"]["weather_record_no_schema"].structuredContent is None
+    assert plain.artifact is None
+    assert plain.text == typed.text
+
+
+@lesson
+def test_structured_content_without_content_items_gives_empty_content_and_the_artifact(shapes):
+    message = shapes["messages"]["weather_data_only"]
+    assert message.content == []
+    assert message.artifact == {"structured_content": {"city": "Paris", "sky": "sunny", "temp_c": 25}}
+
+
+@lesson
+def test_a_returned_error_becomes_an_error_message_without_its_structured_content(shapes):
+    """langchain-mcp-adapters#619 (open on 0.3.2): the adapter raises before it reads structuredContent."""
+    assert shapes["raw"]["find_order"].structuredContent == {"code": "not_found", "order_id": 42}
+    message = shapes["messages"]["find_order"]
+    assert (message.status, message.text, message.artifact) == ("error", "no order 42", None)
+
+
+@lesson
+def test_a_raised_exception_arrives_as_fastmcps_error_text_without_structured_content(shapes):
+    raw = shapes["raw"]["cancel_order"]
+    assert raw.isError and raw.structuredContent is None
+    message = shapes["messages"]["cancel_order"]
+    assert (message.status, message.text, message.artifact) == (
+        "error", "Error executing tool cancel_order: no order 42", None)
+
+
+@lesson
+def test_an_error_with_no_content_gets_the_adapters_placeholder_text(shapes):
+    message = shapes["messages"]["fail_silently"]
+    assert (message.status, message.text) == ("error", "MCP tool returned an error with empty content.")
+
+
+@lesson
+def test_a_plain_argument_call_of_an_error_tool_returns_its_blocks_without_raising(shapes):
+    """The content_and_artifact rule (lesson 16) on the adapter's error answer: content alone, no status."""
+    answer = shapes["plain_find_order"]
+    assert isinstance(answer, list)
+    assert _without_ids(answer) == [{"type": "text", "text": "no order 42"}]
+
+
+@lesson
+def test_create_agent_reads_returned_and_raised_errors_under_the_adapters_default(shapes):
+    assert shapes["handles", "find_order"]["messages"][-1].text == "no order 42"
+    assert shapes["handles", "cancel_order"]["messages"][-1].text == (
+        "Error executing tool cancel_order: no order 42")
+    tool_message = shapes["handles", "find_order"]["messages"][2]
+    assert (tool_message.status, tool_message.artifact) == ("error", None)
+
+
+@lesson
+def test_create_agent_raises_the_adapters_tool_exception_when_it_does_not_handle_errors(shapes):
+    for name, text in (("find_order", "no order 42"),
+                       ("cancel_order", "Error executing tool cancel_order: no order 42")):
+        error = shapes["raises", name]
+        assert isinstance(error, ToolException) and type(error).__name__ == "_MCPToolExecutionError"
+        assert str(error) == text
+
+
+@lesson
+def test_an_audio_block_raises_not_implemented_in_create_agent_under_either_adapter_setting(shapes):
+    for label in ("handles", "raises"):
+        error = shapes[label, "city_sounds"]
+        assert isinstance(error, NotImplementedError)
+        assert str(error).startswith(
+            "AudioContent conversion to LangChain content blocks is not yet supported")
+
+
+@lesson
+def test_toolnodes_default_policy_lets_the_audio_error_through(shapes):
+    assert isinstance(shapes["sounds_default"], NotImplementedError)
+
+
+@lesson
+def test_a_toolnode_that_catches_everything_turns_the_audio_error_into_a_message(shapes):
+    (message,) = shapes["sounds_caught"]["messages"]
+    assert message.status == "error"
+    assert message.text.startswith("Error: NotImplementedError('AudioContent conversion")
+
+
+@lesson
+def test_handle_tool_errors_is_an_adapter_setting_true_by_default_in_each_entry_point():
+    from langchain_mcp_adapters.tools import convert_mcp_tool_to_langchain_tool
+
+    for entry in (load_mcp_tools, MultiServerMCPClient.__init__, convert_mcp_tool_to_langchain_tool):
+        assert inspect.signature(entry).parameters["handle_tool_errors"].default is True
+
+
+@lesson
+def test_chatopenai_sends_several_text_blocks_as_a_list_of_text_parts(shapes):
+    assert _content_sent(shapes["messages"]["forecast"])["content"] == [
+        {"type": "text", "text": "Paris: sunny"}, {"type": "text", "text": "Paris: 25 °C"}]
+
+
+@lesson
+def test_chatopenai_sends_an_image_block_as_an_image_url_part_in_the_tool_message(shapes):
+    sent = _content_sent(shapes["messages"]["city_map"])
+    data = shapes["raw"]["city_map"].content[0].data
+    assert sent["role"] == "tool"
+    assert sent["content"] == [{"type": "image_url", "image_url": {"url": f"data:image/png;base64,{data}"}}]
+
+
+@lesson
+def test_chatopenai_refuses_a_file_url_before_sending(shapes):
+    error = _content_sent(shapes["messages"]["city_report"])
+    assert isinstance(error, ValueError)
+    assert str(error) == "OpenAI Chat Completions does not support file URLs."
+
+
+@lesson
+def test_chatopenai_sends_empty_content_as_an_empty_list(shapes):
+    assert _content_sent(shapes["messages"]["weather_data_only"])["content"] == []
+
+
+@lesson
+def test_chatopenai_sends_an_error_as_its_text_with_no_status_or_artifact(shapes):
+    sent = _content_sent(shapes["messages"]["find_order"])
+    assert sent == {"role": "tool", "tool_call_id": shapes["messages"]["find_order"].tool_call_id,
+                    "content": [{"type": "text", "text": "no order 42"}]}
+
+
+@lesson
+def test_chatopenai_never_sends_the_artifact(shapes):
+    sent = _content_sent(shapes["messages"]["weather_record"])
+    assert set(sent) == {"role", "tool_call_id", "content"}
+    assert "structured_content" not in json.dumps(sent)
+
+
+@lesson
+def test_the_openai_sdk_types_allow_only_text_parts_in_a_tool_message():
+    """openai 3.57.0: a tool message's content is a str or text parts; a user message's may hold images."""
+    from typing import get_args, get_type_hints
+
+    from openai.types.chat import ChatCompletionToolMessageParam, ChatCompletionUserMessageParam
+
+    def parts(param):
+        part = get_args(get_args(get_type_hints(param)["content"])[1])[0]
+        return [p.__name__ for p in get_args(part) or (part,)]
+
+    assert parts(ChatCompletionToolMessageParam) == ["ChatCompletionContentPartTextParam"]
+    assert "ChatCompletionContentPartImageParam" in parts(ChatCompletionUserMessageParam)
+
+
+@lesson
+def test_a_resource_link_makes_create_agents_next_chatopenai_call_raise(shapes):
+    error = shapes["report_run"]
+    assert isinstance(error, ValueError)
+    assert str(error) == "OpenAI Chat Completions does not support file URLs."
+    assert shapes["report_requests"] == 1  # the first model call went out; the second never did
+
+
+@lesson
+def test_an_adapter_interceptor_that_rewrites_resource_links_as_text_lets_the_run_finish(shapes):
+    text = "report.pdf (application/pdf, 52000 bytes, Paris in numbers): https://example.com/paris/report.pdf"
+    assert shapes["fixed_sent"] == [{"type": "text", "text": text}]
+    assert shapes["fixed_run"]["messages"][-1].text == text
