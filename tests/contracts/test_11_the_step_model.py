@@ -32,7 +32,7 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.errors import InvalidUpdateError
 from langgraph.graph import START, MessagesState, StateGraph
-from langgraph.prebuilt import ToolNode, ToolRuntime, tools_condition
+from langgraph.prebuilt import InjectedState, ToolNode, ToolRuntime, tools_condition
 from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command, RetryPolicy, Send, interrupt
 from pydantic import BaseModel, ValidationError
@@ -454,6 +454,28 @@ def test_create_agent_a_store_write_is_visible_at_once_to_a_sibling_that_runs_la
 @lesson
 def test_create_agent_a_siblings_command_update_is_visible_from_the_next_step():
     assert _notes_run()[5].content == "state: 'hello', store: 'hello'"
+
+
+@lesson
+def test_create_agent_injected_state_is_also_the_state_at_the_tools_steps_start():
+    from langchain.agents import create_agent
+
+    recorder = CallRecorder()
+    write_note, _ = _note_tools(recorder)
+
+    @tool
+    def read_injected(state: Annotated[dict, InjectedState]) -> str:
+        """Read the note from the injected state."""
+        with recorder.span("read_injected"):
+            return f"state: {state.get('note')!r}"
+
+    calls = [{"name": "write_note", "args": {"text": "hello"}}, {"name": "read_injected", "args": {}}]
+    agent = create_agent(ScriptedChatModel(script=[calls, "done"]), [write_note, read_injected],
+                         state_schema=_note_state(), store=InMemoryStore())
+    messages = agent.invoke({"messages": [("user", "take a note")]}, {"max_concurrency": 1})["messages"]
+    first, second = recorder.calls
+    assert (first.label, second.label) == ("write_note", "read_injected") and first.end <= second.start
+    assert messages[3].content == "state: None"
 
 
 @tool
