@@ -349,6 +349,23 @@ def test_a_tool_hidden_in_wrap_model_call_is_not_offered_and_still_runs_when_cal
 
 
 @lesson
+def test_llm_tool_selector_middleware_narrows_the_offer_and_a_de_selected_tool_still_runs():
+    """cognizant-ai-lab/neuro-san#1239, on the pins: the selector (a scripted selection model here)
+    keeps `weather` only; the model calls `refund` anyway, and the tools node runs it."""
+    from langchain.agents.middleware import LLMToolSelectorMiddleware
+
+    selector = ScriptedChatModel(script=[[{"name": "ToolSelectionResponse", "args": {"tools": ["weather"]}}]])
+    offered = Offered()
+    agent = create_agent(CallsAnyTool(script=[[{"name": "refund", "args": {"order": "A1"}}], "done"]),
+                         [weather, refund], middleware=[LLMToolSelectorMiddleware(model=selector)])
+    refund_a1 = {"messages": [HumanMessage("Refund order A1.")]}
+    messages = agent.invoke(refund_a1, {"callbacks": [offered]})["messages"]
+    offered_to_the_agent = [tools for tools, _, _ in offered.calls if "ToolSelectionResponse" not in tools]
+    assert offered_to_the_agent == [["weather"]] * 2
+    assert [m.content for m in messages if isinstance(m, ToolMessage)] == ["refunded A1"]
+
+
+@lesson
 def test_a_tool_added_in_wrap_model_call_that_the_agent_was_not_built_with_raises_before_the_model_call():
     offered = Offered()
     agent = _agent(["done"], [weather], middleware=[add_track])
@@ -392,6 +409,22 @@ def test_with_any_wrap_tool_call_an_added_tool_is_offered_and_its_call_answered_
     (answer,) = [m for m in messages if isinstance(m, ToolMessage)]
     assert answer.status == "error"
     assert answer.content == "Error: track is not a valid tool, try one of [weather]."
+
+
+@lesson
+def test_a_wrap_tool_call_that_swaps_in_the_added_tool_runs_it():
+    """The error message's option 2: with a `wrap_tool_call`, `request.override(tool=...)` runs a tool
+    the agent was not built with."""
+    @wrap_tool_call
+    def run_track(request, handler):
+        if request.tool_call["name"] == "track":
+            return handler(request.override(tool=track))
+        return handler(request)
+
+    script = [[{"name": "track", "args": {"order": "A1"}}], "done"]
+    agent = _agent(script, [weather], middleware=[add_track, run_track])
+    (answer,) = [m for m in agent.invoke(GO)["messages"] if isinstance(m, ToolMessage)]
+    assert (answer.content, answer.status) == ("order A1: shipped", "success")
 
 
 # -- 5. deep dive: ProviderStrategy, create_react_agent, wrong schema calls ----------------------------------
@@ -688,6 +721,14 @@ def test_only_an_exact_runnable_config_annotation_is_injected_and_hidden(spellin
     args = {"city": "Paris"} | forged
     agent = _agent([[{"name": spelling.name, "args": args}], "done"], [spelling])
     assert agent.invoke(GO, {"configurable": {"user": "ann"}})["messages"][2].content == reads
+
+
+@lesson
+@pytest.mark.parametrize("spelling", [optional, union])
+def test_an_optional_config_is_offered_to_the_model_as_the_whole_runnable_config_schema(spelling):
+    schema = convert_to_openai_tool(spelling)["function"]["parameters"]["properties"]["config"]
+    fields = next(option["properties"] for option in schema["anyOf"] if option.get("type") == "object")
+    assert {"tags", "metadata", "callbacks", "configurable", "recursion_limit"} <= set(fields)
 
 
 @lesson
