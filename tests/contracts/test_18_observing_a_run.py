@@ -293,6 +293,23 @@ def test_astream_events_an_event_matching_any_include_filter_is_kept():
 
 
 @lesson
+def test_astream_events_a_run_carries_its_own_tags_and_every_tag_above_it_the_configs_included():
+    """Pinned: langchain-core 1.8.3, langgraph 1.2.24, langgraph-prebuilt 1.1.3."""
+    @tool
+    def remote(query: str) -> str:
+        """A lookup on a remote service."""
+        return f"found {query}"
+
+    remote.tags = ["remote"]
+    model = ScriptedChatModel(script=[_turn(("lookup", {"query": "a"}), ("remote", {"query": "b"})), "done"])
+    graph = tool_loop(model.bind_tools([lookup, remote]), [lookup, remote])
+    tagged = _events(graph, config={"tags": ["ui"]}, include_tags=["remote"])
+    assert {e["name"] for e in tagged} == {"remote"}
+    assert all(e["tags"] == ["seq:step:1", "ui", "remote"] for e in tagged)
+    assert all("ui" in e["tags"] for e in _events(graph, config={"tags": ["ui"]}))
+
+
+@lesson
 def test_astream_events_excluding_a_node_by_name_keeps_the_tool_runs_inside_it():
     """Pinned: langchain-core 1.8.3, langgraph 1.2.24."""
     graph = _flaky_loop(("lookup", {"query": "a"}), ("flaky", {"query": "b"}), handle_tool_errors=True)
@@ -630,7 +647,8 @@ def test_a_filtered_event_streams_first_event_carries_the_graphs_input_and_its_e
 
 @lesson
 def test_sync_stream_events_at_v2_raises_and_points_to_astream_events_or_v3():
-    """Pinned: langgraph 1.2.24, langchain-core 1.8.3."""
+    """`version="v3"` is documented as experimental. Pinned: langgraph 1.2.24, langchain-core 1.8.3."""
+    assert "experimental and may change" in " ".join(Pregel.stream_events.__doc__.split())
     hint = r"Use astream_events\(\) for v1/v2, or stream_events\(version='v3'\)"
     with pytest.raises(NotImplementedError, match=hint):
         _deleter().stream_events(GO, _thread(), version="v2")
