@@ -37,7 +37,8 @@ ENVS = ROOT / ".compat" / "envs"
 # What the contract tests import besides the matrix's own packages (no version: the resolver picks
 # what fits each release). nbformat: tests/conftest.py imports courseware.nbtools; IPython and ipykernel:
 # the contract tests of lessons 01 and 10 that pin what a kernel does.
-SUPPORT = ["pytest", "nbformat", "psutil", "matplotlib", "langchain-openai", "mcp<2",
+# pytest-timeout: a test that hangs on an old release fails after 60 s instead of stopping the run.
+SUPPORT = ["pytest", "pytest-timeout", "nbformat", "psutil", "matplotlib", "langchain-openai", "mcp<2",
            "langchain-mcp-adapters", "langchain", "pyyaml", "ipython", "ipykernel"]
 MATRIX = [
     {"name": "langgraph 0.6.11", "pins": ["langgraph==0.6.11"]},
@@ -83,6 +84,8 @@ markers =
     lesson(name): the notebook that teaches the library behaviour this test pins
     timing: the test's verdict depends on the clock
 addopts = -p no:cacheprovider
+timeout = 60
+timeout_method = signal
 """
 
 
@@ -156,7 +159,7 @@ def run_tests(python: Path) -> dict:
             env.pop(name, None)
         _run([str(python), "-m", "pytest", "tests/contracts", "-c", str(ini), "--rootdir", str(ROOT),
               "-p", "compat_plugin", "-q", "--no-header", "--continue-on-collection-errors"],
-             env=env, timeout=900)
+             env=env, timeout=1800)
         if not out.exists():
             raise SystemExit(f"pytest wrote no results with {python}: run it by hand to see why.")
         return json.loads(out.read_text(encoding="utf-8"))
