@@ -124,6 +124,19 @@ def test_notebook_states_the_time_from_the_map(row):
 
 
 @pytest.mark.parametrize("row", EXISTING, ids=[row.name for row in EXISTING])
+def test_title_states_the_number_from_the_map(row):
+    first = _cells(row)[0].source.strip().splitlines()[0]
+    assert first.startswith(f"# {row.code} — "), (
+        f"{row.file}: the title should start '# {row.code} — ' (its number in courseware.course.LESSONS), "
+        f"found {first!r}"
+    )
+    if row.lab:
+        lab_title = nbformat.read(ROOT / row.lab, as_version=4).cells[0].source.strip().splitlines()[0]
+        assert lab_title.startswith(f"# Lab {row.code} — "), (
+            f"{row.lab}: the title should start '# Lab {row.code} — ' (the lesson it follows), found {lab_title!r}")
+
+
+@pytest.mark.parametrize("row", EXISTING, ids=[row.name for row in EXISTING])
 def test_title_cell_ends_with_the_navigation_line(row):
     title = _cells(row)[0].source.strip().splitlines()[-1]
     links = LINK.findall(title)
