@@ -13,6 +13,7 @@ langchain-core 1.8.3 (docs/compatibility.md records other releases once `make co
 
 from __future__ import annotations
 
+import inspect
 import warnings
 from typing import Optional
 
@@ -452,6 +453,8 @@ def test_provider_strategy_raises_on_a_plain_text_answer():
                          response_format=ProviderStrategy(Answer))
     with pytest.raises(StructuredOutputValidationError, match="Native structured output expected valid JSON"):
         agent.invoke(GO)
+    assert "handle_errors" not in inspect.signature(ProviderStrategy).parameters  # no retry to ask for
+    assert "handle_errors" in inspect.signature(ToolStrategy).parameters
 
 
 @lesson
