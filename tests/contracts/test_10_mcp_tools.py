@@ -529,6 +529,18 @@ async def links_as_text(request, handler):
     return result
 
 
+async def audio_as_text(request, handler):
+    """The same pattern for an audio item: a text block says what was left out."""
+    from mcp.types import AudioContent, TextContent
+
+    result = await handler(request)
+    result.content = [
+        TextContent(type="text", text=f"({item.mimeType} audio left out)") if isinstance(item, AudioContent)
+        else item
+        for item in result.content]
+    return result
+
+
 @pytest.fixture(scope="module")
 def shapes() -> dict:
     """Every scenario of deep dive 6, over two stdio sessions with the city-results server."""
@@ -563,11 +575,12 @@ def shapes() -> dict:
             with ScriptedOpenAIEndpoint(REPORT_SCRIPT) as endpoint:
                 seen["report_run"] = await agent_run(_endpoint_llm(endpoint), tools, "city_report")
                 seen["report_requests"] = len(endpoint.requests)
-        fixed_tools = mcp_tools(server=mcp_server.RESULTS_SERVER_NAME, tool_interceptors=[links_as_text])
-        async with fixed_tools as fixed:
+        interceptors = [links_as_text, audio_as_text]
+        async with mcp_tools(server=mcp_server.RESULTS_SERVER_NAME, tool_interceptors=interceptors) as fixed:
             with ScriptedOpenAIEndpoint(REPORT_SCRIPT) as endpoint:
                 seen["fixed_run"] = await agent_run(_endpoint_llm(endpoint), fixed, "city_report")
                 seen["fixed_sent"] = endpoint.requests[1]["messages"][-1]["content"]
+            seen["sounds_fixed"] = await ToolNode(fixed).ainvoke(sounds, runtime=Runtime())
         return seen
 
     return asyncio.run(scenario())
@@ -832,3 +845,10 @@ def test_an_adapter_interceptor_that_rewrites_resource_links_as_text_lets_the_ru
     text = "report.pdf (application/pdf, 52000 bytes, Paris in numbers): https://example.com/paris/report.pdf"
     assert shapes["fixed_sent"] == [{"type": "text", "text": text}]
     assert shapes["fixed_run"]["messages"][-1].text == text
+
+
+@lesson
+def test_an_adapter_interceptor_that_replaces_an_audio_item_keeps_the_call_from_failing(shapes):
+    (message,) = shapes["sounds_fixed"]["messages"]
+    assert message.status == "success"
+    assert message.text == "(audio/wav audio left out)"
