@@ -7,8 +7,13 @@ tools offered per model call against the tools the tools node runs, a sub-agent 
 tool (its memory per `checkpointer=` mode, its own step limit), and a `RunnableConfig` parameter.
 Each test pins one statement of the lesson, in the form the lesson states it.
 
-Unless a docstring says otherwise, each holds on the pinned set: langchain 1.5.2, langgraph 1.2.24,
-langchain-core 1.8.3 (docs/compatibility.md records other releases once `make compat` has run them).
+Pinned: langchain 1.5.2, langgraph 1.2.24, langgraph-prebuilt 1.1.3, langchain-core 1.8.3 (also the
+newest releases on the index when this was written). Run beside the pins in environments resolved as
+scripts/compat.py resolves its matrix: every test also holds on the pins with langchain-core 1.8.0;
+on langgraph 1.1.10 (prebuilt 1.0.13, langchain 1.2.18) and langgraph 1.0.10 (prebuilt 1.0.8,
+langchain 1.2.10) every test holds but those whose docstrings name these releases; on langgraph 1.0.0
+(prebuilt 1.0.0, langchain 1.0.2) a dozen differ, each docstring says how; on langgraph 0.6.11 there
+is no `create_agent`. `make compat` records the same in docs/compatibility.md.
 """
 
 from __future__ import annotations
@@ -241,11 +246,18 @@ def test_a_schema_call_beside_a_real_call_runs_the_tool_and_ends_on_its_unread_t
 
 
 @lesson
-def test_a_plain_text_answer_under_tool_strategy_ends_the_run_with_structured_response_none():
-    agent = _agent(["It is 20 °C in Paris."], [weather],
-                         response_format=ToolStrategy(Answer))
+def test_a_plain_text_answer_under_tool_strategy_ends_the_run_with_no_structured_response():
+    agent = _agent(["It is 20 °C in Paris."], [weather], response_format=ToolStrategy(Answer))
     result = agent.invoke(GO)
-    assert result["messages"][-1].content == "It is 20 °C in Paris."
+    assert [m.content for m in result["messages"][1:]] == ["It is 20 °C in Paris."]
+    assert result.get("structured_response") is None
+
+
+@lesson
+def test_the_result_carries_structured_response_none_after_a_turn_that_produced_none():
+    """Pinned langchain 1.5.2. langchain 1.2.18 and 1.2.10 (the matrix's langgraph 1.1.10 and 1.0.10
+    columns) leave the key out instead: `KeyError: 'structured_response'` (rigras/minutAI#109)."""
+    result = _agent(["It is 20 °C in Paris."], [weather], response_format=ToolStrategy(Answer)).invoke(GO)
     assert "structured_response" in result and result["structured_response"] is None
 
 
@@ -306,7 +318,9 @@ def test_which_limit_stops_an_endless_model_first_and_what_the_thread_holds(labe
                                                                              expected):
     """The model limit checks before the model (every call answered), the tool limit after it
     (`"error"` leaves the turn unanswered), the step limit at any step; reaching step L raises even when
-    that step finished the run (the `both, step limit 15` row)."""
+    that step finished the run (the `both, step limit 15` row). On langchain 1.0.2 the rows with a tool
+    limit differ: its `"error"` left nothing unanswered and `both` ended on "Tool call limits exceeded:
+    run limit (2/2)"."""
     assert _limited_run(middleware(), limit) == expected
 
 
@@ -368,6 +382,7 @@ def test_llm_tool_selector_middleware_narrows_the_offer_and_a_de_selected_tool_s
 
 @lesson
 def test_a_tool_added_in_wrap_model_call_that_the_agent_was_not_built_with_raises_before_the_model_call():
+    """On langchain 1.0.2 a ValueError too, with another text ("Middleware returned unknown tool names")."""
     offered = Offered()
     agent = _agent(["done"], [weather], middleware=[add_track])
     with pytest.raises(ValueError, match=r"(?s)Middleware added tools that the agent doesn't know how "
@@ -397,7 +412,8 @@ def test_a_tool_registered_at_build_and_filtered_per_call_is_offered_only_when_a
 
 @lesson
 def test_with_any_wrap_tool_call_an_added_tool_is_offered_and_its_call_answered_with_an_error():
-    """Practice question 4: the check is skipped, the tools node answers a name it does not know."""
+    """Practice question 4: the check is skipped, the tools node answers a name it does not know. Not on
+    langchain 1.0.2, which checks whatever middleware the agent has: the ValueError."""
     @wrap_tool_call
     def log_calls(request, handler):
         return handler(request)
@@ -415,7 +431,7 @@ def test_with_any_wrap_tool_call_an_added_tool_is_offered_and_its_call_answered_
 @lesson
 def test_a_wrap_tool_call_that_swaps_in_the_added_tool_runs_it():
     """The error message's option 2: with a `wrap_tool_call`, `request.override(tool=...)` runs a tool
-    the agent was not built with."""
+    the agent was not built with (langgraph#6711). Not on langchain 1.0.2: the ValueError."""
     @wrap_tool_call
     def run_track(request, handler):
         if request.tool_call["name"] == "track":
@@ -449,6 +465,7 @@ def test_a_bare_schema_is_tool_strategy_for_a_model_without_a_profile():
 
 @lesson
 def test_provider_strategy_raises_on_a_plain_text_answer():
+    """On langchain 1.0.2 it raised a bare ValueError with the same text."""
     agent = _agent(["It is 20 °C in Paris."], [weather],
                          response_format=ProviderStrategy(Answer))
     with pytest.raises(StructuredOutputValidationError, match="Native structured output expected valid JSON"):
@@ -477,7 +494,7 @@ ROME = {"name": "Answer", "args": {"city": "Rome", "temp": 25}}
 def _schema_run(script, strategy=None):
     agent = _agent(script, [weather], response_format=strategy or ToolStrategy(Answer))
     result = agent.invoke(GO)
-    return result["messages"][1:], result["structured_response"]
+    return result["messages"][1:], result.get("structured_response")
 
 
 @lesson
@@ -656,13 +673,16 @@ def _limit_inside(build, helper_config=None):
 ])
 def test_the_step_limit_a_sub_agent_runs_under(label, build, helper_config, limit):
     """create_agent's bound 9999 wins over the parent's inherited limit; create_react_agent binds none
-    and inherits it; a config passed to the sub-agent's own invoke wins over both."""
+    and inherits it; a config passed to the sub-agent's own invoke wins over both. On langchain 1.2.10
+    and 1.0.2 create_agent bound no limit yet: its sub-agent inherits the parent's 12 (on 1.0.2 the
+    create_react_agent case also fails: its tools node does not inject `ToolRuntime` there)."""
     assert _limit_inside(build, helper_config) == limit
 
 
 @lesson
 def test_a_create_agent_sub_agent_is_not_stopped_by_the_parents_recursion_limit():
-    """Twenty tool rounds (41 steps) inside a parent run limited to 12 steps."""
+    """Twenty tool rounds (41 steps) inside a parent run limited to 12 steps. Not on langchain 1.2.10
+    and 1.0.2, whose create_agent bound no limit: the parent's 12 stops the sub-agent there."""
     rounds = [[{"name": "read_limit", "args": {}}] for _ in range(20)] + ["inner done"]
     helper = _agent(rounds, [read_limit])
 
