@@ -532,14 +532,16 @@ def _source(cell) -> str:
 def _pieces(cells: list) -> list[dict]:
     """The cells, with every markdown cell cut before each `## ` heading line (outside fences).
 
-    A section heading in the middle of a markdown cell starts a new section all the same."""
+    A section heading in the middle of a markdown cell starts a new section all the same. Pieces
+    may be given again (`estimate_parts` groups pieces, then estimates each group): a piece keeps
+    its tags."""
     pieces = []
     for cell in cells:
         source = _source(cell)
         if cell["cell_type"] != "markdown":
+            tags = cell["tags"] if "tags" in cell else cell.get("metadata", {}).get("tags", [])
             pieces.append({"cell_type": cell["cell_type"], "source": source,
-                           "outputs": cell.get("outputs", []),
-                           "tags": cell.get("metadata", {}).get("tags", [])})
+                           "outputs": cell.get("outputs", []), "tags": tags})
             continue
         fences = [m.span() for m in _FENCE.finditer(source)]
         cuts = [m.start() for m in _H2.finditer(source)

@@ -188,3 +188,18 @@ def test_a_lab_is_estimated_without_predictions():
     lab = course.LESSONS[1].lab_solution
     assert course.is_lab(lab) and not course.is_lab(course.LESSONS[1].file)
     assert estimate_parts(lab).core.predictions == 0 < estimate_parts(course.LESSONS[1].file).core.predictions
+
+
+def test_an_error_on_purpose_counts_in_the_core_path_and_in_a_deep_dive(tmp_path):
+    error = {"output_type": "error", "ename": "ValueError", "evalue": "x", "traceback": ["..."]}
+    path = write(tmp_path, [
+        md("# Title"),
+        md("## 1. Core"),
+        code_with("boom()", [error], tags=["raises-exception"]),
+        md("## 2. Deep dive: More\n\n*About 5 minutes.*"),
+        code_with("boom()", [error], tags=["raises-exception"]),
+        code_with("fine()"),
+    ])
+    parts = estimate_parts(path)
+    assert parts.core.errors == 1 and parts.deep_dives[0][1].errors == 1
+    assert parts.core.errors == course.estimate(path).errors - 1
