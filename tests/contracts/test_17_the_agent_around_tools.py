@@ -303,19 +303,18 @@ MODEL_LIMIT_TEXT = "Model call limits exceeded: run limit (3/3)"
 
 
 @lesson
-@pytest.mark.parametrize(("label", "middleware", "limit", "expected"), [
-    ("model limit 3", lambda: [ModelCallLimitMiddleware(run_limit=3)], None,
-     ("ends", [0, 1, 2], 0, MODEL_LIMIT_TEXT)),
-    ("model limit 3, error", lambda: [ModelCallLimitMiddleware(run_limit=3, exit_behavior="error")], None,
-     ("ModelCallLimitExceededError", [0, 1, 2], 0, "page 2")),
-    ("tool limit 2, error", lambda: [ToolCallLimitMiddleware(run_limit=2, exit_behavior="error")], None,
-     ("ToolCallLimitExceededError", [0, 1], 1, "a call to fetch")),
-    ("both", _both, None, ("ends", [0, 1], 0, MODEL_LIMIT_TEXT)),
-    ("both, step limit 15", _both, 15, ("GraphRecursionError", [0, 1], 0, MODEL_LIMIT_TEXT)),
-    ("both, step limit 12", _both, 12, ("GraphRecursionError", [0, 1], 1, "a call to fetch")),
+@pytest.mark.parametrize(("middleware", "limit", "expected"), [
+    pytest.param(lambda: [ModelCallLimitMiddleware(run_limit=3)], None,
+                 ("ends", [0, 1, 2], 0, MODEL_LIMIT_TEXT), id="model limit 3"),
+    pytest.param(lambda: [ModelCallLimitMiddleware(run_limit=3, exit_behavior="error")], None,
+                 ("ModelCallLimitExceededError", [0, 1, 2], 0, "page 2"), id="model limit 3, error"),
+    pytest.param(lambda: [ToolCallLimitMiddleware(run_limit=2, exit_behavior="error")], None,
+                 ("ToolCallLimitExceededError", [0, 1], 1, "a call to fetch"), id="tool limit 2, error"),
+    pytest.param(_both, None, ("ends", [0, 1], 0, MODEL_LIMIT_TEXT), id="both"),
+    pytest.param(_both, 15, ("GraphRecursionError", [0, 1], 0, MODEL_LIMIT_TEXT), id="both, step limit 15"),
+    pytest.param(_both, 12, ("GraphRecursionError", [0, 1], 1, "a call to fetch"), id="both, step limit 12"),
 ])
-def test_which_limit_stops_an_endless_model_first_and_what_the_thread_holds(label, middleware, limit,
-                                                                             expected):
+def test_which_limit_stops_an_endless_model_first_and_what_the_thread_holds(middleware, limit, expected):
     """The model limit checks before the model (every call answered), the tool limit after it
     (`"error"` leaves the turn unanswered), the step limit at any step; reaching step L raises even when
     that step finished the run (the `both, step limit 15` row). On langchain 1.0.2 the rows with a tool
@@ -609,7 +608,7 @@ EACH_CALL_EMPTY = ["saw first", "saw second", "saw third"]
     (None, (EACH_CALL_EMPTY, ["", "tools:<task id>"])),
     (True, (["saw first", "saw first, second", "saw third"], ["", "tools"])),
     (False, (EACH_CALL_EMPTY, [""])),
-])
+], ids=["None", "True", "False"])
 def test_what_a_sub_agent_remembers_and_where_it_checkpoints_per_checkpointer_mode(mode, expected):
     """langgraph 1.2.24: the parent lends its saver; `None` uses it under `tools:<task id>` (a fresh
     namespace per call), `True` under `tools` (one history per parent thread), `False` not at all."""
@@ -666,12 +665,12 @@ def _limit_inside(build, helper_config=None):
 
 
 @lesson
-@pytest.mark.parametrize(("label", "build", "helper_config", "limit"), [
-    ("create_agent", create_agent, None, "9999"),
-    ("create_react_agent", _react, None, "12"),
-    ("create_agent invoked with a limit", create_agent, {"recursion_limit": 7}, "7"),
+@pytest.mark.parametrize(("build", "helper_config", "limit"), [
+    pytest.param(create_agent, None, "9999", id="create_agent"),
+    pytest.param(_react, None, "12", id="create_react_agent"),
+    pytest.param(create_agent, {"recursion_limit": 7}, "7", id="create_agent invoked with a limit"),
 ])
-def test_the_step_limit_a_sub_agent_runs_under(label, build, helper_config, limit):
+def test_the_step_limit_a_sub_agent_runs_under(build, helper_config, limit):
     """create_agent's bound 9999 wins over the parent's inherited limit; create_react_agent binds none
     and inherits it; a config passed to the sub-agent's own invoke wins over both. On langchain 1.2.10
     and 1.0.2 create_agent bound no limit yet: its sub-agent inherits the parent's 12 (on 1.0.2 the
@@ -734,7 +733,7 @@ def defaulted(city: str, config: RunnableConfig = None) -> str:
     (optional, ["city", "config"], "user=None"),
     (union, ["city", "config"], "user=None"),
     (defaulted, ["city"], "user=ann"),
-])
+], ids=["exact", "Optional", "union", "defaulted"])
 def test_only_an_exact_runnable_config_annotation_is_injected_and_hidden(spelling, model_sees, reads):
     """langchain-core 1.8.3 compares the hint with `is RunnableConfig`; an optional spelling is an
     ordinary argument, and even the value the model sends for it is discarded (langchain#34803, open)."""
@@ -747,7 +746,7 @@ def test_only_an_exact_runnable_config_annotation_is_injected_and_hidden(spellin
 
 
 @lesson
-@pytest.mark.parametrize("spelling", [optional, union])
+@pytest.mark.parametrize("spelling", [optional, union], ids=["Optional", "union"])
 def test_an_optional_config_is_offered_to_the_model_as_the_whole_runnable_config_schema(spelling):
     schema = convert_to_openai_tool(spelling)["function"]["parameters"]["properties"]["config"]
     fields = next(option["properties"] for option in schema["anyOf"] if option.get("type") == "object")
