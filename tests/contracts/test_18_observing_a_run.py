@@ -19,11 +19,13 @@ import inspect
 import threading
 import typing
 import warnings
+from typing import Annotated
 
 import pytest
 from langchain.agents import create_agent
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import HumanMessage, ToolMessage
-from langchain_core.tools import tool
+from langchain_core.tools import InjectedToolCallId, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
@@ -163,6 +165,40 @@ def test_a_checkpoint_lists_the_next_steps_tasks_by_the_ids_the_tasks_mode_then_
     assert [c["metadata"]["step"] for c in checkpoints] == [-1, 0, 1, 2, 3]
 
 
+@lesson
+def test_messages_mode_sends_a_returned_tool_message_as_its_task_ends_just_before_its_update():
+    """Under create_agent: the tool's events, then the ToolMessage the task returned, its update, its
+    result. Pinned: langgraph 1.2.24, langchain 1.5.2."""
+    agent = _agent([("lookup", {"query": "Paris"})], [lookup])
+    seen = []
+    for mode, chunk in agent.stream(GO, _thread(), stream_mode=["tasks", "tools", "messages", "updates"]):
+        if mode == "messages" and chunk[0].type == "tool":
+            seen.append(("messages", chunk[0].content))
+        elif mode == "tools":
+            seen.append(("tools", chunk["event"]))
+        elif mode == "updates" and "tools" in chunk:
+            seen.append(("updates", "tools"))
+        elif mode == "tasks" and chunk["name"] == "tools":
+            seen.append(("tasks", "start" if "input" in chunk else "result"))
+    assert seen == [("tasks", "start"), ("tools", "tool-started"), ("tools", "tool-finished"),
+                    ("messages", "found Paris"), ("updates", "tools"), ("tasks", "result")]
+
+
+@lesson
+def test_messages_mode_in_a_toolnode_batch_every_tool_message_waits_for_the_whole_batch():
+    """One ToolNode task: no ToolMessage is sent before every call of the batch has finished.
+    Pinned: langgraph 1.2.24, langgraph-prebuilt 1.1.3."""
+    model = ScriptedChatModel(script=[_turn(("lookup", {"query": "a"}), ("crawl", {"site": "b"})), "done"])
+    graph = tool_loop(model.bind_tools([lookup, crawl]), [lookup, crawl])
+    seen = []
+    for mode, chunk in graph.stream(GO, stream_mode=["tools", "messages"]):
+        if mode == "tools" and chunk["event"] == "tool-finished":
+            seen.append("finished")
+        elif mode == "messages" and chunk[0].type == "tool":
+            seen.append("message")
+    assert seen == ["finished", "finished", "message", "message"]
+
+
 def _race():
     quick_seen = threading.Event()
 
@@ -273,6 +309,41 @@ def test_astream_events_on_tool_end_output_is_the_tool_message_with_its_call_id(
     assert isinstance(end["data"]["output"], ToolMessage) and end["data"]["output"].tool_call_id == "call_0_0"
 
 
+@tool
+def set_flag(tool_call_id: Annotated[str, InjectedToolCallId]) -> Command:
+    """Set a flag."""
+    return Command(update={"messages": [ToolMessage("flag set", tool_call_id=tool_call_id)]})
+
+
+@lesson
+@pytest.mark.parametrize("agent", ["tool_loop", "create_agent"])
+def test_astream_events_on_tool_end_output_is_the_command_a_tool_returned(agent):
+    """Pinned: langchain-core 1.8.3, langgraph-prebuilt 1.1.3, langchain 1.5.2."""
+    script = [_turn(("set_flag", {})), "done"]
+    if agent == "tool_loop":
+        graph = tool_loop(ScriptedChatModel(script=script).bind_tools([set_flag]), [set_flag])
+    else:
+        graph = create_agent(ScriptedChatModel(script=script), [set_flag])
+    (end,) = [e for e in _events(graph) if e["event"] == "on_tool_end"]
+    assert isinstance(end["data"]["output"], Command)
+
+
+@lesson
+def test_a_callback_handler_gets_the_tool_call_id_at_on_tool_start():
+    """Unlike the `on_tool_start` event of `astream_events`. Pinned: langchain-core 1.8.3,
+    langgraph-prebuilt 1.1.3."""
+    class Starts(BaseCallbackHandler):
+        def __init__(self):
+            self.ids = []
+
+        def on_tool_start(self, serialized, input_str, **kwargs):
+            self.ids.append(kwargs.get("tool_call_id"))
+
+    handler = Starts()
+    _flaky_loop(("lookup", {"query": "a"})).invoke(GO, {"callbacks": [handler]})
+    assert handler.ids == ["call_0_0"]
+
+
 @lesson
 def test_astream_events_on_tool_error_data_carries_error_input_and_tool_call_id():
     """`tool_call_id` since langchain#33731. Pinned: langchain-core 1.8.3."""
@@ -293,8 +364,9 @@ def test_astream_events_an_event_matching_any_include_filter_is_kept():
 
 
 @lesson
-def test_astream_events_a_run_carries_its_own_tags_and_every_tag_above_it_the_configs_included():
-    """Pinned: langchain-core 1.8.3, langgraph 1.2.24, langgraph-prebuilt 1.1.3."""
+def test_astream_events_a_run_carries_its_own_tags_and_the_configs_but_not_its_nodes_step_tag():
+    """The config's tags reach every run; the `tools` node's `graph:step:2` does not reach the tools
+    in it. Pinned: langchain-core 1.8.3, langgraph 1.2.24, langgraph-prebuilt 1.1.3."""
     @tool
     def remote(query: str) -> str:
         """A lookup on a remote service."""
@@ -306,12 +378,46 @@ def test_astream_events_a_run_carries_its_own_tags_and_every_tag_above_it_the_co
     tagged = _events(graph, config={"tags": ["ui"]}, include_tags=["remote"])
     assert {e["name"] for e in tagged} == {"remote"}
     assert all(e["tags"] == ["seq:step:1", "ui", "remote"] for e in tagged)
-    assert all("ui" in e["tags"] for e in _events(graph, config={"tags": ["ui"]}))
+    every = _events(graph, config={"tags": ["ui"]})
+    assert all("ui" in e["tags"] for e in every)
+    (node,) = {tuple(e["tags"]) for e in every if e["name"] == "tools"}
+    assert node == ("graph:step:2", "ui")
+    tool_tags = [e["tags"] for e in every if e["event"].startswith("on_tool")]
+    assert tool_tags and all(not any(t.startswith("graph:") for t in tags) for tags in tool_tags)
+
+
+@lesson
+def test_astream_events_with_config_tags_reach_every_run_below():
+    """Pinned: langchain-core 1.8.3, langgraph 1.2.24, langchain 1.5.2."""
+    agent = create_agent(ScriptedChatModel(script=[_turn(("lookup", {"query": "a"})), "ok"]), [lookup])
+    events = _events(agent.with_config(tags=["agent"]))
+    assert {e["name"] for e in events} >= {"LangGraph", "model", "tools", "lookup", "ScriptedChatModel"}
+    assert all("agent" in e["tags"] for e in events)
+
+
+@lesson
+def test_astream_events_a_tools_own_tags_do_not_reach_a_tool_or_a_sub_agent_it_calls():
+    """Tagging a tool does not tag what it runs; the config's tags do reach it.
+    Pinned: langchain-core 1.8.3, langgraph 1.2.24, langchain 1.5.2."""
+    @tool
+    def lookup_twice(query: str) -> str:
+        """Look something up, then research it with a sub-agent."""
+        return lookup.invoke({"query": query}) + research.invoke({"topic": query})
+
+    lookup_twice.tags = ["outer"]
+    script = [_turn(("lookup_twice", {"query": "a"})), "ok"]
+    agent = create_agent(ScriptedChatModel(script=script), [lookup_twice])
+    events = _events(agent, config={"tags": ["ui"]})
+    names = {e["run_id"]: e["name"] for e in events}
+    below = [e for e in events if "lookup_twice" in [names.get(run) for run in e["parent_ids"]]]
+    assert {e["name"] for e in below} >= {"lookup", "research", "researcher", "crawl", "ScriptedChatModel"}
+    assert all("outer" not in e["tags"] and "ui" in e["tags"] for e in below)
+    assert all("outer" in e["tags"] for e in events if e["name"] == "lookup_twice")
 
 
 @lesson
 def test_astream_events_excluding_a_node_by_name_keeps_the_tool_runs_inside_it():
-    """Pinned: langchain-core 1.8.3, langgraph 1.2.24."""
+    """Practice question 3. Pinned: langchain-core 1.8.3, langgraph 1.2.24."""
     graph = _flaky_loop(("lookup", {"query": "a"}), ("flaky", {"query": "b"}), handle_tool_errors=True)
     kept = {(e["event"], e["name"]) for e in _events(graph, exclude_names=["tools"])}
     assert {("on_tool_start", "lookup"), ("on_tool_end", "lookup")} <= kept
@@ -350,8 +456,9 @@ def test_debug_mode_is_checkpoints_and_tasks_each_wrapped_with_its_step():
 
 @lesson
 def test_a_failing_tasks_result_carries_the_exception_object_though_typed_as_a_str():
-    """Streamed since langgraph#6984 (langgraph#5764); `TaskResultPayload.error` is annotated
-    `str | None`. Pinned: langgraph 1.2.24."""
+    """`TaskResultPayload.error` is annotated `str | None`. langgraph#5764 found the result missing
+    when "debug" was the only mode (langgraph#6984 proposed a fix); streamed on the pins.
+    Pinned: langgraph 1.2.24."""
     from langgraph.types import TaskResultPayload
 
     _, events = _crash_debug()
@@ -401,6 +508,40 @@ def test_tasks_mode_gives_debugs_task_payloads_without_the_wrapper():
 
 
 @lesson
+def test_tasks_mode_never_reports_the_inputs_start_task_though_step_minus_one_names_it():
+    """Pinned: langgraph 1.2.24, langchain 1.5.2."""
+    chunks = _timeline(_agent([("lookup", {"query": "a"})], [lookup]))
+    first = next(c for m, c in chunks if m == "checkpoints")
+    assert first["metadata"]["step"] == -1 and [t["name"] for t in first["tasks"]] == ["__start__"]
+    names = [c["name"] for m, c in chunks if m == "tasks"]
+    assert names == ["model", "model", "tools", "tools", "model", "model"]
+    debug = _agent([("lookup", {"query": "a"})], [lookup]).stream(GO, _thread(), stream_mode="debug")
+    assert all(e["payload"]["name"] != "__start__" for e in debug if e["type"] != "checkpoint")
+
+
+@lesson
+def test_a_task_start_and_a_task_result_carry_these_keys():
+    """A start: id, name, input, triggers, metadata; a result: id, name, error, result, interrupts.
+    Pinned: langgraph 1.2.24, langchain 1.5.2."""
+    agent = _agent([("lookup", {"query": "a"})], [lookup], checkpointer=False)
+    chunks = list(agent.stream(GO, stream_mode="tasks"))
+    assert {tuple(sorted(c)) for c in chunks if "input" in c} == {
+        ("id", "input", "metadata", "name", "triggers")}
+    assert {tuple(sorted(c)) for c in chunks if "input" not in c} == {
+        ("error", "id", "interrupts", "name", "result")}
+
+
+@lesson
+def test_checkpoints_mode_payloads_equal_debugs_checkpoint_payloads():
+    """Pinned: langgraph 1.2.24, langchain 1.5.2."""
+    chunks = list(_agent([("lookup", {"query": "a"})], [lookup]).stream(
+        GO, _thread(), stream_mode=["checkpoints", "debug"]))
+    checkpoints = [c for m, c in chunks if m == "checkpoints"]
+    debug = [c["payload"] for m, c in chunks if m == "debug" and c["type"] == "checkpoint"]
+    assert len(checkpoints) == 5 and checkpoints == debug
+
+
+@lesson
 def test_checkpoints_mode_sends_nothing_without_a_checkpointer():
     """Pinned: langgraph 1.2.24, langchain 1.5.2."""
     agent = _agent([("lookup", {"query": "a"})], [lookup], checkpointer=False)
@@ -409,12 +550,15 @@ def test_checkpoints_mode_sends_nothing_without_a_checkpointer():
 
 
 @lesson
-def test_a_checkpoint_event_holds_get_states_fields():
-    """Pinned: langgraph 1.2.24, langchain 1.5.2."""
+def test_a_checkpoint_event_holds_most_of_get_states_fields():
+    """All but `created_at` and `interrupts`; its tasks are dicts {id, name, interrupts, state}.
+    Pinned: langgraph 1.2.24, langchain 1.5.2."""
     agent = _agent([("lookup", {"query": "a"})], [lookup])
     checkpoints = list(agent.stream(GO, _thread(), stream_mode="checkpoints"))
     assert len(checkpoints) == 5
     assert sorted(checkpoints[2]) == ["config", "metadata", "next", "parent_config", "tasks", "values"]
+    fields = set(agent.get_state(_thread())._fields)
+    assert fields - set(checkpoints[2]) == {"created_at", "interrupts"} and set(checkpoints[2]) <= fields
     assert checkpoints[2]["metadata"] == {"source": "loop", "step": 1, "parents": {}}
     assert checkpoints[2]["next"] == ["tools"] and sorted(checkpoints[2]["tasks"][0]) == [
         "id", "interrupts", "name", "state"]
@@ -422,8 +566,8 @@ def test_a_checkpoint_event_holds_get_states_fields():
 
 @lesson
 def test_a_run_that_fails_in_its_second_tools_step_sends_five_checkpoints_first():
-    """Input (step -1), then steps 0 to 3; the failing step 4 has none. Pinned: langgraph 1.2.24,
-    langchain 1.5.2."""
+    """Practice question 2: input (step -1), then steps 0 to 3; the failing step 4 has none.
+    Pinned: langgraph 1.2.24, langchain 1.5.2."""
     script = [_turn(("lookup", {"query": "a"})), _turn(("flaky", {"query": "b"})), "done"]
     agent = create_agent(ScriptedChatModel(script=script), [lookup, flaky], checkpointer=InMemorySaver())
     seen = []
@@ -463,6 +607,33 @@ def test_in_one_toolnode_task_a_second_nested_graph_adds_a_counter_segment():
 
 
 @lesson
+def test_later_nested_graphs_in_one_task_get_counter_segments_1_then_2_in_the_order_they_started():
+    """Pinned: langgraph 1.2.24, langchain 1.5.2."""
+    @tool
+    def research_thrice(topic: str) -> str:
+        """Research three sites, one after another."""
+        return " ".join(research.invoke({"topic": f"{topic}{n}"}) for n in range(3))
+
+    agent = create_agent(ScriptedChatModel(script=[_turn(("research_thrice", {"topic": "t"})), "ok"]),
+                         [research_thrice])
+    site_of = {}
+    for ns, chunk in agent.stream(GO, stream_mode="tools", subgraphs=True):
+        if ns and chunk["event"] == "tool-started":
+            site_of[ns[1:]] = chunk["input"]["site"]
+    assert site_of == {(): "t0.org", ("1",): "t1.org", ("2",): "t2.org"}
+
+
+@lesson
+def test_three_sub_agents_in_one_toolnode_task_stream_under_the_task_then_1_then_2():
+    """Pinned: langgraph 1.2.24, langgraph-prebuilt 1.1.3."""
+    three = [_turn(*[("research", {"topic": t}) for t in "abc"]), tool_results_summary]
+    batch = tool_loop(ScriptedChatModel(script=three).bind_tools([research]), [research])
+    namespaces = {ns for ns, _ in batch.stream(GO, stream_mode="tools", subgraphs=True) if ns}
+    (first,) = [ns for ns in namespaces if len(ns) == 1]
+    assert namespaces == {first, (first[0], "1"), (first[0], "2")}
+
+
+@lesson
 def test_each_level_of_nesting_adds_a_segment_and_every_mode_carries_it():
     """Pinned: langgraph 1.2.24, langchain 1.5.2."""
     modes_at = {}
@@ -483,8 +654,19 @@ def test_a_nested_graphs_checkpoints_are_saved_under_its_namespace():
 
 
 @lesson
-def test_a_second_nested_graph_in_one_call_inside_a_subgraph_node_has_three_segments():
+def test_nested_graphs_checkpoints_are_saved_in_the_parents_checkpointer():
     """Pinned: langgraph 1.2.24, langchain 1.5.2."""
+    org = _org()
+    org.invoke(GO, _thread("org"))
+    saved = {t.config["configurable"]["checkpoint_ns"] for t in org.checkpointer.list(_thread("org"))}
+    levels = {tuple(segment.split(":")[0] for segment in ns.split("|")) if ns else () for ns in saved}
+    assert levels == {(), ("team",), ("team", "tools")}
+
+
+@lesson
+def test_a_second_nested_graph_in_one_call_inside_a_subgraph_node_has_three_segments():
+    """Practice question 1: the namespace that ends in '1' has three segments.
+    Pinned: langgraph 1.2.24, langchain 1.5.2."""
     @tool
     def research_twice(topic: str) -> str:
         """Research a topic twice."""
@@ -492,8 +674,8 @@ def test_a_second_nested_graph_in_one_call_inside_a_subgraph_node_has_three_segm
 
     stream = _org(research_twice).stream(GO, _thread(), stream_mode="tools", subgraphs=True)
     namespaces = {ns for ns, _ in stream}
-    deepest = max(namespaces, key=len)
-    assert len(deepest) == 3 and deepest[2] == "1" and deepest[:2] in namespaces
+    (counted,) = [ns for ns in namespaces if ns and ns[-1] == "1"]
+    assert len(counted) == 3 and counted[:2] in namespaces and max(map(len, namespaces)) == 3
 
 
 def _model_starts():
@@ -517,6 +699,34 @@ def test_langgraph_checkpoint_ns_and_the_messages_namespace_agree_event_by_event
     """Pinned: langgraph 1.2.24, langchain 1.5.2."""
     for ns, (_, meta) in _org().stream(GO, _thread(), stream_mode="messages", subgraphs=True):
         assert tuple(meta["langgraph_checkpoint_ns"].split("|")[:-1]) == ns
+
+
+@lesson
+def test_langgraph_checkpoint_ns_minus_its_last_segment_is_the_namespace_with_a_counter_segment_too():
+    """Under one ToolNode task, the second sub-agent's path carries the counter. Pinned: langgraph
+    1.2.24, langgraph-prebuilt 1.1.3."""
+    batch = tool_loop(ScriptedChatModel(script=_two_topics()).bind_tools([research]), [research])
+    namespaces = set()
+    for ns, (_, meta) in batch.stream(GO, stream_mode="messages", subgraphs=True):
+        assert tuple(meta["langgraph_checkpoint_ns"].split("|")[:-1]) == ns
+        namespaces.add(ns)
+    assert any(ns and ns[-1] == "1" for ns in namespaces)
+
+
+@lesson
+def test_under_a_toolnode_batch_parent_ids_lead_to_the_outer_tool_run_whose_end_carries_the_call_id():
+    """The namespace cannot name the call there; `astream_events` can. Pinned: langgraph 1.2.24,
+    langgraph-prebuilt 1.1.3, langchain-core 1.8.3."""
+    batch = tool_loop(ScriptedChatModel(script=_two_topics()).bind_tools([research]), [research])
+    events = _events(batch)
+    call_of_run = {e["run_id"]: e["data"]["output"].tool_call_id for e in events
+                   if e["event"] == "on_tool_end" and e["name"] == "research"}
+    site_of_call = {}
+    for e in events:
+        if e["event"] == "on_tool_start" and e["name"] == "crawl":
+            (outer,) = [run for run in e["parent_ids"] if run in call_of_run]
+            site_of_call[call_of_run[outer]] = e["data"]["input"]["site"]
+    assert site_of_call == {"call_0_0": "a.org", "call_0_1": "b.org"}
 
 
 @lesson
@@ -611,6 +821,15 @@ def test_invoke_v2_with_another_stream_mode_returns_the_list_of_parts():
 
 
 @lesson
+def test_invoke_v2_with_values_given_in_a_list_returns_the_list_of_parts():
+    """A `GraphOutput` only for `stream_mode="values"` given as a string, the default.
+    Pinned: langgraph 1.2.24, langchain 1.5.2."""
+    result = _deleter().invoke(GO, _thread(), version="v2", stream_mode=["values"])
+    assert isinstance(result, list) and [p["type"] for p in result] == ["values", "values", "values"]
+    assert [i.value for i in result[-1]["interrupts"]] == ["delete notes.txt?"]
+
+
+@lesson
 def test_invoke_v1_puts_the_interrupt_into_the_state_dict():
     """Pinned: langgraph 1.2.24, langchain 1.5.2."""
     result = _deleter().invoke(GO, _thread())
@@ -663,7 +882,7 @@ def _approval_runs():
 
 @lesson
 def test_tools_mode_an_interrupted_call_has_a_start_and_no_end():
-    """A tool-error before langgraph#8219 (langgraph#8218). Pinned: langgraph 1.2.24."""
+    """Once reported as a tool-error (langgraph#8218); fixed on the pins. Pinned: langgraph 1.2.24."""
     _, run, _ = _approval_runs()
     assert [(c["tool_call_id"], c["event"]) for m, c in run if m == "tools"] == [("call_0_0", "tool-started")]
 
@@ -687,6 +906,15 @@ def test_at_an_interrupt_updates_and_values_carry_it_the_task_result_lists_it_an
     assert "__interrupt__" in after[3][1]
     assert [i["value"] for i in after[4][1]["interrupts"]] == ["delete notes.txt?"]
     assert after[4][1]["error"] is None
+
+
+@lesson
+def test_no_checkpoint_is_saved_at_an_interrupt():
+    """The thread's history ends at step 1's checkpoint. Pinned: langgraph 1.2.24, langchain 1.5.2."""
+    agent = _deleter()
+    agent.invoke(GO, _thread("history"))
+    assert [s.metadata["step"] for s in agent.get_state_history(_thread("history"))] == [1, 0, -1]
+    assert agent.get_state(_thread("history")).next == ("tools",)
 
 
 @lesson
@@ -721,8 +949,21 @@ def test_on_resume_a_finished_siblings_task_is_announced_and_replayed_as_cached_
 
 
 @lesson
+def test_on_resume_the_task_announced_but_not_run_is_the_finished_siblings_call():
+    """Pinned: langgraph 1.2.24, langchain 1.5.2."""
+    agent = _agent([("lookup", {"query": "a"}), ("delete", {"path": "notes.txt"})], [lookup, delete])
+    agent.invoke(GO, _thread("both"))
+    chunks = [c for c in agent.stream(Command(resume="yes"), _thread("both"), stream_mode="tasks")
+              if c["name"] == "tools"]
+    calls = {c["id"]: [call["name"] for call in c["input"]] for c in chunks if "input" in c}
+    results = {c["id"] for c in chunks if "input" not in c}
+    assert sorted(calls.values()) == [["delete"], ["lookup"]]
+    assert [calls[i] for i in calls if i not in results] == [["lookup"]]
+
+
+@lesson
 def test_a_toolnode_batch_resumed_after_an_interrupt_starts_every_call_again():
-    """Pinned: langgraph 1.2.24, langgraph-prebuilt 1.1.3."""
+    """Practice question 4. Pinned: langgraph 1.2.24, langgraph-prebuilt 1.1.3."""
     model = ScriptedChatModel(script=[_turn(("lookup", {"query": "a"}), ("delete", {"path": "x"}))])
     graph = StateGraph(MessagesState).add_node("tools", ToolNode([lookup, delete])).add_edge(START, "tools")
     graph = graph.compile(checkpointer=InMemorySaver())
