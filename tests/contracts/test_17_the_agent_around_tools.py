@@ -1,10 +1,11 @@
 """Library behaviour taught in notebooks/17_the_agent_around_tools.ipynb.
 
-`create_agent` as the graph it builds (a node per middleware hook, where a jump goes, one step per
-node), structured output as a tool (`ToolStrategy`, `ProviderStrategy`, a bare schema,
-`create_react_agent`'s extra call, the schema call's error turns), three limits on one loop, the
-tools offered per model call against the tools the tools node runs, a sub-agent called inside a
-tool (its memory per `checkpointer=` mode, its own step limit), and a `RunnableConfig` parameter.
+`create_agent` as the graph it builds (a node per node-type middleware hook, where the router and a
+jump go, one step per node, the graph without tools), structured output as a tool (`ToolStrategy`
+with and without tools, `ProviderStrategy`, a bare schema, `create_react_agent`'s extra call, the
+schema call's error turns), three limits on one loop, the tools offered per model call against the
+tools the tools node runs, a sub-agent called inside a tool (its memory per `checkpointer=` mode and
+per parent, its own step limit), and a `RunnableConfig` parameter.
 Each test pins one statement of the lesson, in the form the lesson states it.
 
 Pinned: langchain 1.5.2, langgraph 1.2.24, langgraph-prebuilt 1.1.3, langchain-core 1.8.3 (also the
@@ -12,16 +13,19 @@ newest releases on the index when this was written). Run beside the pins in envi
 scripts/compat.py resolves its matrix: every test also holds on the pins with langchain-core 1.8.0;
 on langgraph 1.1.10 (prebuilt 1.0.13, langchain 1.2.18) and langgraph 1.0.10 (prebuilt 1.0.8,
 langchain 1.2.10) every test holds but those whose docstrings name these releases; on langgraph 1.0.0
-(prebuilt 1.0.0, langchain 1.0.2) a dozen differ, each docstring says how; on langgraph 0.6.11 there
+(prebuilt 1.0.0, langchain 1.0.2) sixteen differ, each docstring says how; on langgraph 0.6.11 there
 is no `create_agent`. `make compat` records the same in docs/compatibility.md.
 """
 
 from __future__ import annotations
 
+import asyncio
 import inspect
+import json
 import warnings
 from typing import Optional
 
+import httpx
 import pytest
 from langchain.agents import create_agent
 from langchain.agents.middleware import (
@@ -186,6 +190,99 @@ def test_a_jump_to_end_goes_to_the_exit_so_an_after_agent_hook_still_runs():
     assert agent.invoke(GO)["messages"][-1].content == "goodbye"
 
 
+class AnswerEveryCall(AgentMiddleware):
+    """An after_model that answers every call of the turn itself, so no call is left for `tools`."""
+
+    def after_model(self, state, runtime):
+        calls = state["messages"][-1].tool_calls
+        if calls:
+            return {"messages": [ToolMessage("blocked", tool_call_id=c["id"], name=c["name"], status="error")
+                                 for c in calls]}
+        return None
+
+
+@lesson
+def test_a_turn_whose_calls_are_all_answered_already_goes_back_to_the_loop_entry_not_to_the_exit():
+    """The router exits only after a turn with no tool calls (or once a structured response is set); a
+    turn whose calls an after_model answered goes back to the model, with no tools step."""
+    agent = _agent([[WEATHER], "done"], [weather], middleware=[AnswerEveryCall()])
+    assert ("AnswerEveryCall.after_model", "model", True) in _edges(agent)
+    assert _steps(agent) == [["model"], ["AnswerEveryCall.after_model"]] * 2
+    messages = agent.invoke(GO)["messages"][1:]
+    assert [(type(m).__name__, m.content) for m in messages] == [
+        ("AIMessage", ""), ("ToolMessage", "blocked"), ("AIMessage", "done")]
+
+
+@lesson
+def test_the_loop_entry_is_the_first_before_model_the_router_returns_there():
+    """The drawn `Audit.after_model -.-> Audit.before_model`: a turn answered by middleware goes back
+    to the first before_model, whose hooks run again."""
+    class First(AgentMiddleware):
+        def before_model(self, state, runtime):
+            return None
+
+    agent = _agent([[WEATHER], "done"], [weather], middleware=[First(), AnswerEveryCall()])
+    assert _steps(agent) == [["First.before_model"], ["model"], ["AnswerEveryCall.after_model"],
+                             ["First.before_model"], ["model"], ["AnswerEveryCall.after_model"]]
+
+
+@lesson
+def test_a_jump_to_model_lands_on_the_first_before_model_not_on_the_model_node():
+    class First(AgentMiddleware):
+        def before_model(self, state, runtime):
+            return None
+
+    from langchain.agents.middleware import after_model
+
+    @after_model(can_jump_to=["model"])
+    def again(state, runtime):
+        if sum(m.type == "ai" for m in state["messages"]) < 2:
+            return {"jump_to": "model"}
+        return None
+
+    agent = _agent(["one", "two"], [weather], middleware=[First(), again])
+    targets = {target for source, target, _ in _edges(agent) if source == "again.after_model"}
+    assert targets == {"First.before_model", "tools", "__end__"}
+    assert _steps(agent) == [["First.before_model"], ["model"], ["again.after_model"],
+                             ["First.before_model"], ["model"], ["again.after_model"]]
+
+
+@lesson
+def test_an_undeclared_jump_is_ignored_except_in_the_after_model_node_that_carries_the_router():
+    """No `can_jump_to`: a before_model's jump and an after_model's that does not run last are ignored
+    (`jump_to` is an ephemeral channel, read only by an edge that checks it); the router, on the
+    after_model that runs last, obeys any `jump_to`."""
+    class EndBeforeModel(AgentMiddleware):
+        def before_model(self, state, runtime):
+            return {"jump_to": "end"}
+
+    class EndAfterModel(AgentMiddleware):
+        def after_model(self, state, runtime):
+            return {"jump_to": "end"}
+
+    class Quiet(AgentMiddleware):
+        def after_model(self, state, runtime):
+            return None
+
+    def contents(middleware):
+        messages = _agent([[WEATHER], "done"], [weather], middleware=middleware).invoke(GO)["messages"][1:]
+        return [m.content for m in messages]
+
+    ran_on = ["", "Paris: 20 °C", "done"]
+    assert contents([EndBeforeModel()]) == ran_on            # ignored: the model ran, and the tool
+    assert contents([Quiet(), EndAfterModel()]) == ran_on    # EndAfterModel runs first: ignored
+    assert contents([EndAfterModel()]) == [""]               # it carries the router: the run ends
+
+
+@lesson
+def test_without_tools_there_is_no_tools_node_and_the_model_goes_back_to_itself_or_to_the_exit():
+    structured = _agent(["done"], [], response_format=ToolStrategy(Answer))
+    assert "tools" not in structured.get_graph().nodes
+    assert _edges(structured) == {("__start__", "model", False), ("model", "model", True),
+                                  ("model", "__end__", True)}
+    assert _edges(_agent(["done"], [])) == {("__start__", "model", False), ("model", "__end__", False)}
+
+
 @lesson
 def test_each_node_on_the_path_takes_one_step_and_the_calls_of_one_turn_share_the_tools_step():
     two_calls = [[WEATHER, {"name": "weather", "args": {"city": "Rome"}}], "done"]
@@ -255,10 +352,30 @@ def test_a_plain_text_answer_under_tool_strategy_ends_the_run_with_no_structured
 
 @lesson
 def test_the_result_carries_structured_response_none_after_a_turn_that_produced_none():
-    """Pinned langchain 1.5.2. langchain 1.2.18 and 1.2.10 (the matrix's langgraph 1.1.10 and 1.0.10
-    columns) leave the key out instead: `KeyError: 'structured_response'` (rigras/minutAI#109)."""
+    """Pinned langchain 1.5.2. langchain 1.2.18 and 1.2.10 (with langgraph 1.1.10 and 1.0.10) leave the
+    key out instead: `KeyError: 'structured_response'` (rigras/minutAI#109)."""
     result = _agent(["It is 20 °C in Paris."], [weather], response_format=ToolStrategy(Answer)).invoke(GO)
     assert "structured_response" in result and result["structured_response"] is None
+
+
+@lesson
+def test_without_tools_a_model_that_keeps_answering_in_plain_text_is_called_at_every_step_until_the_limit():
+    """One model call per step, each offered the schema alone: at a limit of 25, 25 billed calls, then
+    GraphRecursionError; `create_agent` binds 9999 when none is passed. A ModelCallLimitMiddleware
+    stops it at its limit. On langchain 1.2.10 and 1.0.2 create_agent bound no limit (the default
+    applies)."""
+    offered = Offered()
+    agent = _agent(["It is 20 °C in Paris."] * 30, [], response_format=ToolStrategy(Answer))
+    with pytest.raises(GraphRecursionError):
+        agent.invoke(GO, {"recursion_limit": 25, "callbacks": [offered]})
+    assert offered.calls == [(["Answer"], "any", None)] * 25
+    assert agent.config["recursion_limit"] == 9999
+    capped_offered = Offered()
+    capped = _agent(["It is 20 °C in Paris."] * 30, [], response_format=ToolStrategy(Answer),
+                    middleware=[ModelCallLimitMiddleware(run_limit=3)])
+    result = capped.invoke(GO, {"callbacks": [capped_offered]})
+    assert len(capped_offered.calls) == 3 and result.get("structured_response") is None
+    assert result["messages"][-1].content == "Model call limits exceeded: run limit (3/3)"
 
 
 @lesson
@@ -380,6 +497,38 @@ def test_llm_tool_selector_middleware_narrows_the_offer_and_a_de_selected_tool_s
 
 
 @lesson
+def test_the_tools_node_runs_the_tools_passed_to_create_agent_and_every_middlewares_tools():
+    class WithTrack(AgentMiddleware):
+        tools = [track]
+
+    script = [[{"name": "track", "args": {"order": "A1"}}], "done"]
+    agent = _agent(script, [weather], middleware=[WithTrack()])
+    assert sorted(agent.get_graph().nodes["tools"].data.tools_by_name) == ["track", "weather"]
+    (answer,) = [m for m in agent.invoke(GO)["messages"] if isinstance(m, ToolMessage)]
+    assert (answer.content, answer.status) == ("order A1: shipped", "success")
+
+
+@lesson
+def test_the_sync_only_wrap_hooks_of_section_4_raise_not_implemented_under_ainvoke():
+    """`@wrap_model_call` / `@wrap_tool_call` on a sync function define no `awrap_*` (lesson 14)."""
+    @wrap_model_call
+    def hide_refund(request, handler):
+        return handler(request.override(tools=[t for t in request.tools if t.name != "refund"]))
+
+    @wrap_tool_call
+    def log_calls(request, handler):
+        return handler(request)
+
+    refund_a1 = [[{"name": "refund", "args": {"order": "A1"}}], "done"]
+    agents = [create_agent(CallsAnyTool(script=refund_a1), [weather, refund], middleware=[hide_refund]),
+              _agent([[WEATHER], "done"], [weather], middleware=[log_calls])]
+    for agent in agents:
+        assert agent.invoke(GO)["messages"][-1].content == "done"  # fine under invoke
+        with pytest.raises(NotImplementedError, match=r"implementation of awrap_(model|tool)_call is not"):
+            asyncio.run(agent.ainvoke(GO))
+
+
+@lesson
 def test_a_tool_added_in_wrap_model_call_that_the_agent_was_not_built_with_raises_before_the_model_call():
     """On langchain 1.0.2 a ValueError too, with another text ("Middleware returned unknown tool names")."""
     offered = Offered()
@@ -462,6 +611,52 @@ def test_a_bare_schema_is_tool_strategy_for_a_model_without_a_profile():
     assert offered.calls == [(["weather", "Answer"], "any", None)]
 
 
+class NamedModel(ScriptedChatModel):
+    model_name: str
+
+
+PROFILED = {"structured_output": True}
+JSON_ANSWER = ['{"city": "Paris", "temp": 20}']
+PROVIDER_OFFER = (["weather"], None, "json_schema")
+TOOL_OFFER = (["weather", "Answer"], "any", None)
+
+
+def _bare_schema_offer(model, tools=(weather,)):
+    """What the first model call was offered, once the run produced the structured answer."""
+    offered = Offered()
+    result = create_agent(model, list(tools), response_format=Answer).invoke(GO, {"callbacks": [offered]})
+    return offered.calls[0] if result.get("structured_response") == Answer(city="Paris", temp=20) else None
+
+
+@lesson
+def test_a_bare_schema_is_provider_strategy_for_a_model_whose_profile_lists_structured_output():
+    """On langchain 1.0.2 a bare schema is ToolStrategy for every model."""
+    assert _bare_schema_offer(ScriptedChatModel(script=JSON_ANSWER, profile=PROFILED)) == PROVIDER_OFFER
+
+
+@lesson
+def test_a_bare_schema_is_provider_strategy_for_a_model_without_a_profile_named_on_the_built_in_list():
+    """`FALLBACK_MODELS_WITH_STRUCTURED_OUTPUT` (langchain 1.5.2) lists gpt-4o, among others. On
+    langchain 1.0.2 a bare schema is ToolStrategy for every model."""
+    model = NamedModel(script=JSON_ANSWER, model_name="gpt-4o")
+    assert model.profile is None
+    assert _bare_schema_offer(model) == PROVIDER_OFFER
+
+
+@lesson
+def test_a_bare_schema_is_tool_strategy_for_gemini_before_3_in_an_agent_with_tools_despite_its_profile():
+    """`_supports_provider_strategy` (langchain 1.5.2): a name containing "gemini" but not "gemini-3",
+    in an agent with tools, gets ToolStrategy; without tools, or as gemini-3, ProviderStrategy. On
+    langchain 1.2.10 every Gemini name with tools gets ToolStrategy, gemini-3 too; on 1.0.2 every
+    model does."""
+    assert _bare_schema_offer(NamedModel(script=[[ANSWER]], profile=PROFILED,
+                                         model_name="gemini-2.5-flash")) == TOOL_OFFER
+    assert _bare_schema_offer(NamedModel(script=JSON_ANSWER, profile=PROFILED,
+                                         model_name="gemini-3-pro")) == PROVIDER_OFFER
+    assert _bare_schema_offer(NamedModel(script=JSON_ANSWER, profile=PROFILED, model_name="gemini-2.5-flash"),
+                              tools=()) == ([], None, "json_schema")
+
+
 @lesson
 def test_provider_strategy_raises_on_a_plain_text_answer():
     """On langchain 1.0.2 it raised a bare ValueError with the same text."""
@@ -484,6 +679,35 @@ def test_create_react_agent_asks_for_the_structure_in_one_more_model_call_after_
     assert offered.calls == [(["weather"], None, None), (["weather"], None, None), (["Answer"], "any", None)]
     assert [m.content for m in result["messages"][1:]] == ["", "Paris: 20 °C", "It is 20 °C."]
     assert result["structured_response"] == Answer(city="Paris", temp=20)
+
+
+@lesson
+def test_create_react_agent_asks_chat_openai_for_the_structure_with_a_response_format_and_no_tool():
+    """The extra call is `model.with_structured_output(schema)`: ChatOpenAI's default method is
+    json_schema (langchain-openai 1.7.4), so the request carries a response_format and no tools; the
+    scripted model (BaseChatModel's default) gets the schema as its only tool instead (test above).
+    Requests are answered by an httpx MockTransport: no network."""
+    from langchain_openai import ChatOpenAI
+
+    sent = []
+
+    def reply(request):
+        body = json.loads(request.content)
+        sent.append(body)
+        text = '{"city": "Paris", "temp": 20}' if "response_format" in body else "It is 20 °C."
+        message = {"role": "assistant", "content": text}
+        return httpx.Response(200, json={
+            "id": f"chatcmpl-{len(sent)}", "object": "chat.completion", "created": 0, "model": "gpt-4o-mini",
+            "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+
+    model = ChatOpenAI(model="gpt-4o-mini", api_key="sk-test",
+                       http_client=httpx.Client(transport=httpx.MockTransport(reply)))
+    result = _react(model, [weather], response_format=Answer).invoke(GO)
+    assert result["structured_response"] == Answer(city="Paris", temp=20)
+    loop_call, structure_call = sent
+    assert [t["function"]["name"] for t in loop_call["tools"]] == ["weather"]
+    assert "tools" not in structure_call and structure_call["response_format"]["type"] == "json_schema"
 
 
 WARM = {"name": "Answer", "args": {"city": "Paris", "temp": "warm"}}
@@ -591,13 +815,13 @@ def _namespaces(saver):
                    for ns in (c.config["configurable"]["checkpoint_ns"] for c in saver.list(None))})
 
 
-def _memory_row(options, helper_config=None):
-    saver = InMemorySaver()
+def _memory_row(options, helper_config=None, parent_saver=True):
+    saver = InMemorySaver() if parent_saver else None
     parent = _parent_of(_agent([_seen] * 5, [], **options), saver, helper_config)
     said = [parent.invoke({"messages": [HumanMessage(q)]},
                           {"configurable": {"thread_id": t}})["messages"][-1].content
             for t, q in (("a", "first"), ("a", "second"), ("b", "third"))]
-    return said, _namespaces(saver)
+    return said, _namespaces(saver) if saver else None
 
 
 EACH_CALL_EMPTY = ["saw first", "saw second", "saw third"]
@@ -621,6 +845,17 @@ def test_a_sub_agents_own_saver_is_ignored_inside_the_parents_run():
     """langgraph 1.2.24 (`Pregel._resolve_checkpointer`): the saver a parent lends wins."""
     own = InMemorySaver()
     assert _memory_row({"checkpointer": own}) == (EACH_CALL_EMPTY, ["", "tools:<task id>"])
+    assert list(own.list(None)) == []
+
+
+@lesson
+@pytest.mark.parametrize("mode", ["own saver", True], ids=["own saver", "True"])
+def test_under_a_parent_without_a_saver_a_sub_agent_keeps_nothing_its_own_saver_and_true_alike(mode):
+    """langgraph 1.2.24: the parent lends what it has, here none; it replaces the sub-agent's own saver,
+    and `checkpointer=True` raises nothing and remembers nothing."""
+    own = InMemorySaver()
+    assert _memory_row({"checkpointer": own if mode == "own saver" else mode}, parent_saver=False) == (
+        EACH_CALL_EMPTY, None)
     assert list(own.list(None)) == []
 
 
@@ -699,50 +934,50 @@ def test_a_create_agent_sub_agent_is_not_stopped_by_the_parents_recursion_limit(
 
 
 # -- 8. deep dive: a RunnableConfig parameter --------------------------------------------------------
-def _user_in(config):
-    return None if config is None else config["configurable"].get("user")
+def _thread_in(config):
+    return None if config is None else config["configurable"].get("thread_id")
 
 
 @tool
 def exact(city: str, config: RunnableConfig) -> str:
-    """The weather for the run's user."""
-    return f"user={_user_in(config)}"
+    """The weather, noted under the run's thread."""
+    return f"thread={_thread_in(config)}"
 
 
 @tool
 def optional(city: str, config: Optional[RunnableConfig] = None) -> str:  # noqa: UP045 - the spelling under test
-    """The weather for the run's user."""
-    return f"user={_user_in(config)}"
+    """The weather, noted under the run's thread."""
+    return f"thread={_thread_in(config)}"
 
 
 @tool
 def union(city: str, config: RunnableConfig | None = None) -> str:
-    """The weather for the run's user."""
-    return f"user={_user_in(config)}"
+    """The weather, noted under the run's thread."""
+    return f"thread={_thread_in(config)}"
 
 
 @tool
 def defaulted(city: str, config: RunnableConfig = None) -> str:
-    """The weather for the run's user."""
-    return f"user={_user_in(config)}"
+    """The weather, noted under the run's thread."""
+    return f"thread={_thread_in(config)}"
 
 
 @lesson
 @pytest.mark.parametrize(("spelling", "model_sees", "reads"), [
-    (exact, ["city"], "user=ann"),
-    (optional, ["city", "config"], "user=None"),
-    (union, ["city", "config"], "user=None"),
-    (defaulted, ["city"], "user=ann"),
+    (exact, ["city"], "thread=ann-1"),
+    (optional, ["city", "config"], "thread=None"),
+    (union, ["city", "config"], "thread=None"),
+    (defaulted, ["city"], "thread=ann-1"),
 ], ids=["exact", "Optional", "union", "defaulted"])
 def test_only_an_exact_runnable_config_annotation_is_injected_and_hidden(spelling, model_sees, reads):
     """langchain-core 1.8.3 compares the hint with `is RunnableConfig`; an optional spelling is an
     ordinary argument, and even the value the model sends for it is discarded (langchain#34803, open)."""
     shown = list(convert_to_openai_tool(spelling)["function"]["parameters"]["properties"])
     assert shown == model_sees
-    forged = {"config": {"configurable": {"user": "mallory"}}} if "config" in shown else {}
+    forged = {"config": {"configurable": {"thread_id": "mallory-1"}}} if "config" in shown else {}
     args = {"city": "Paris"} | forged
     agent = _agent([[{"name": spelling.name, "args": args}], "done"], [spelling])
-    assert agent.invoke(GO, {"configurable": {"user": "ann"}})["messages"][2].content == reads
+    assert agent.invoke(GO, {"configurable": {"thread_id": "ann-1"}})["messages"][2].content == reads
 
 
 @lesson
