@@ -177,10 +177,11 @@ async def mcp_tools(
 async def in_process_tools(server: str = RESULTS_SERVER_NAME, **load_options: Any) -> AsyncIterator[list]:
     """Yield the tools of one of `helpers.mcp_server`'s servers, run in THIS process.
 
-    The same FastMCP server as `mcp_tools(server=...)` and the same MCP messages, carried by
-    in-memory streams (`mcp.shared.memory`) instead of a child process's stdin and stdout: no
-    process to start, so a session opens in milliseconds (a Practice scenario uses it), and no
-    errlog. `load_options` go to `load_mcp_tools`. The tools work only inside the block.
+    The same server as `mcp_tools(server=...)` (any name in `helpers.mcp_server.SERVER_NAMES`, the
+    low-level `city-lowlevel` too) and the same MCP messages, carried by in-memory streams
+    (`mcp.shared.memory`) instead of a child process's stdin and stdout: no process to start, so a
+    session opens in milliseconds (the Practice scenarios use it), and no errlog. `load_options` go
+    to `load_mcp_tools`. The tools work only inside the block.
 
     Example:
         ```python

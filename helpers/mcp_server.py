@@ -5,9 +5,13 @@
 - `city-results`: one tool per shape of result an MCP tool can give back — several text blocks, an
   image, an embedded resource, a resource link, structured content with and without an output
   schema, a returned error, a raised exception, audio (`result_tools()`).
+- `city-practice`: two shapes the lesson's Practice asks about and no cell shows (`practice_tools()`).
+- `city-lowlevel`: written with `mcp`'s low-level `Server` instead of FastMCP — its errors read
+  differently, and one tool answers with a JSON-RPC error instead of a result
+  (`build_lowlevel_server()`).
 
     python -m helpers.mcp_server                # city-guide on stdin/stdout until stdin closes
-    python -m helpers.mcp_server city-results   # the other server
+    python -m helpers.mcp_server city-results   # another of the servers, by name
 
 Start them from Python with `helpers.mcp_client`, never by hand in a notebook: the client starts the
 process, talks to it, and ends it when its `async with` block ends.
@@ -27,6 +31,9 @@ from helpers.cities import ATTRACTIONS, WEATHER, attraction_report, weather_repo
 
 SERVER_NAME = "city-guide"
 RESULTS_SERVER_NAME = "city-results"
+PRACTICE_SERVER_NAME = "city-practice"
+LOWLEVEL_SERVER_NAME = "city-lowlevel"
+SERVER_NAMES = (SERVER_NAME, RESULTS_SERVER_NAME, PRACTICE_SERVER_NAME, LOWLEVEL_SERVER_NAME)
 DELAY = 0.1
 """Seconds each lookup waits, standing in for the upstream API (the same as `helpers.tools`)."""
 
@@ -183,11 +190,96 @@ def result_tools() -> list[tuple[Callable[..., Any], dict[str, Any]]]:
     ]
 
 
-def build_server(name: str = SERVER_NAME):
-    """Return one of the course's `FastMCP` servers with its tools registered (not yet running).
+def practice_tools() -> list[tuple[Callable[..., Any], dict[str, Any]]]:
+    """Return the `city-practice` server's tools as `(function, options for server.tool())` pairs.
 
-    `name` is `SERVER_NAME` (`city-guide`, the default: `TOOLS`) or `RESULTS_SERVER_NAME`
-    (`city-results`: `result_tools()`).
+    | tool | returns | MCP result |
+    |---|---|---|
+    | `weather_as_dict` | the record, as `-> dict` | its JSON as text; no `structuredContent` (no schema) |
+    | `street_recording` | `CallToolResult` | `isError=True`, a text block and an audio block |
+
+    Example:
+        ```python
+        for function, options in practice_tools():
+            server.tool(**options)(function)
+        ```
+
+    Taught in `notebooks/10_mcp_tools.ipynb` (its Practice).
+    """
+    from mcp.types import AudioContent, CallToolResult, TextContent
+
+    def weather_as_dict(city: str) -> dict:
+        """Today's weather in a city as a plain dict."""
+        return _record(city)
+
+    def street_recording(city: str) -> CallToolResult:
+        """Record a city's streets (the microphone is off): an error, with what it did record."""
+        return CallToolResult(isError=True, content=[
+            TextContent(type="text", text=f"microphone off in {city}"),
+            AudioContent(type="audio", data=base64.b64encode(b"RIFF").decode(), mimeType="audio/wav"),
+        ])
+
+    return [(weather_as_dict, {}), (street_recording, {})]
+
+
+SIGN_IN_URL = "https://example.com/sign-in"
+"""Where `book_table` (`city-lowlevel`) asks the user to go before it can run."""
+
+
+def build_lowlevel_server():
+    """Return the `city-lowlevel` server: `mcp`'s low-level `Server`, with no FastMCP around it.
+
+    Its tools, each with a hand-written JSON input schema that requires `city`:
+
+    - `lookup_traffic` raises `ConnectionError`, like `city-guide`'s. The low-level server sends the
+      exception's message alone as an `isError` result (FastMCP prefixes `Error executing tool
+      <name>: `), and it validates the arguments itself: `Input validation error: ...`.
+    - `book_table` raises `UrlElicitationRequiredError` (the user must open `SIGN_IN_URL` first). The
+      server answers that with a JSON-RPC error, not a result, and the client raises `McpError`.
+
+    Example:
+        ```python
+        async with in_process_tools(server=LOWLEVEL_SERVER_NAME) as tools:
+            ...
+        ```
+
+    Taught in `notebooks/10_mcp_tools.ipynb`.
+    """
+    import mcp.types as types
+    from mcp.server.lowlevel import Server
+    from mcp.shared.exceptions import UrlElicitationRequiredError
+
+    server = Server(LOWLEVEL_SERVER_NAME)
+    city_schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+
+    @server.list_tools()
+    async def list_tools() -> list[types.Tool]:
+        return [
+            types.Tool(name="lookup_traffic", description=lookup_traffic.__doc__, inputSchema=city_schema),
+            types.Tool(name="book_table", inputSchema=city_schema,
+                       description="Book a table at a city's best restaurant (the user must sign in first)."),
+        ]
+
+    @server.call_tool()
+    async def call_tool(name: str, arguments: dict[str, Any]):
+        if name == "lookup_traffic":
+            return [types.TextContent(type="text", text=await lookup_traffic(arguments["city"]))]
+        if name == "book_table":
+            raise UrlElicitationRequiredError([types.ElicitRequestURLParams(
+                mode="url", message=f"Sign in to book a table in {arguments['city']}", url=SIGN_IN_URL,
+                elicitationId="sign-in")])
+        raise ValueError(f"unknown tool {name!r}")
+
+    return server
+
+
+def build_server(name: str = SERVER_NAME):
+    """Return one of the course's servers with its tools registered (not yet running).
+
+    `name` is `SERVER_NAME` (`city-guide`, the default: `TOOLS`), `RESULTS_SERVER_NAME`
+    (`city-results`: `result_tools()`) or `PRACTICE_SERVER_NAME` (`city-practice`:
+    `practice_tools()`), each a `FastMCP` server; or `LOWLEVEL_SERVER_NAME` (`city-lowlevel`), a
+    low-level `mcp.server.lowlevel.Server` (`build_lowlevel_server()`).
 
     FastMCP turns each function into an MCP tool: the name and docstring become the tool's name and
     description, the type hints its JSON input schema (and, for a return type it can describe, an
@@ -206,13 +298,16 @@ def build_server(name: str = SERVER_NAME):
 
     Taught in `notebooks/10_mcp_tools.ipynb`.
     """
-    if name not in (SERVER_NAME, RESULTS_SERVER_NAME):
-        raise ValueError(f"no MCP server named {name!r}: use {SERVER_NAME!r} or {RESULTS_SERVER_NAME!r}")
+    if name not in SERVER_NAMES:
+        raise ValueError(f"no MCP server named {name!r}: use one of {', '.join(map(repr, SERVER_NAMES))}")
+    if name == LOWLEVEL_SERVER_NAME:
+        return build_lowlevel_server()
     from mcp.server.fastmcp import FastMCP
 
     # Only warnings and errors reach stderr (the client's errlog file), not a line per request.
     server = FastMCP(name, log_level="WARNING")
-    registered = [(function, {}) for function in TOOLS] if name == SERVER_NAME else result_tools()
+    registered = {SERVER_NAME: lambda: [(function, {}) for function in TOOLS],
+                  RESULTS_SERVER_NAME: result_tools, PRACTICE_SERVER_NAME: practice_tools}[name]()
     for function, options in registered:
         server.tool(**options)(function)
     return server
@@ -232,7 +327,19 @@ def main(argv: list[str] | None = None) -> None:
     # a plain `pip install -r requirements.txt` brings it back with JupyterLab's dependencies. This
     # server validates no IRIs, and skipping that import makes each start seconds faster there.
     sys.modules.setdefault("rfc3987_syntax", None)
-    build_server(argv[0] if argv else SERVER_NAME).run("stdio")
+    name = argv[0] if argv else SERVER_NAME
+    server = build_server(name)
+    if name != LOWLEVEL_SERVER_NAME:
+        server.run("stdio")  # FastMCP's own runner
+        return
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    async def serve() -> None:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    anyio.run(serve)
 
 
 if __name__ == "__main__":

@@ -193,3 +193,30 @@ def test_a_server_name_the_module_does_not_know_fails_the_start_with_its_stderr(
     message = str(caught.value)
     assert "no MCP server named 'no-such-server'" in message
     assert "Run `python -m helpers.mcp_server no-such-server` in a terminal" in message
+
+
+def test_the_lowlevel_server_answers_the_same_over_stdio_and_in_process():
+    from mcp import McpError
+
+    from helpers.mcp_server import LOWLEVEL_SERVER_NAME
+
+    async def answers(tools_context):
+        seen = []
+        async with tools_context as tools:
+            for name, args in (("lookup_traffic", {"city": "Paris"}), ("lookup_traffic", {}),
+                               ("book_table", {"city": "Paris"})):
+                call = {"name": name, "args": args, "id": "c", "type": "tool_call"}
+                try:
+                    output = await ToolNode(tools).ainvoke({"messages": [AIMessage("", tool_calls=[call])]},
+                                                           runtime=Runtime())
+                    (message,) = output["messages"]
+                    seen.append((message.status, message.text))
+                except McpError as error:
+                    seen.append(("McpError", str(error)))
+        return seen
+
+    expected = [("error", "traffic service unreachable for Paris"),
+                ("error", "Input validation error: 'city' is a required property"),
+                ("McpError", "URL elicitation required")]
+    assert asyncio.run(answers(mcp_tools(server=LOWLEVEL_SERVER_NAME))) == expected
+    assert asyncio.run(answers(in_process_tools(server=LOWLEVEL_SERVER_NAME))) == expected

@@ -98,8 +98,28 @@ def test_the_png_is_a_one_pixel_png():
 
 
 def test_build_server_refuses_an_unknown_name_and_lists_the_known_ones():
-    with pytest.raises(ValueError, match="no MCP server named 'nope': use 'city-guide' or 'city-results'"):
+    with pytest.raises(ValueError, match="no MCP server named 'nope': use one of 'city-guide', "
+                                         "'city-results', 'city-practice', 'city-lowlevel'"):
         mcp_server.build_server("nope")
+
+
+def test_the_practice_server_has_a_bare_dict_tool_without_output_schema_and_an_error_with_audio():
+    listed = asyncio.run(mcp_server.build_server(mcp_server.PRACTICE_SERVER_NAME).list_tools())
+    assert [(tool.name, tool.outputSchema) for tool in listed] == [
+        ("weather_as_dict", None), ("street_recording", None)]
+    tools = {function.__name__: function for function, _ in mcp_server.practice_tools()}
+    assert tools["weather_as_dict"]("Paris") == {"city": "Paris", "sky": "sunny", "temp_c": 25}
+    recording = tools["street_recording"]("Paris")
+    assert recording.isError and [item.type for item in recording.content] == ["text", "audio"]
+
+
+def test_the_lowlevel_server_is_mcps_own_server_class_with_two_tools():
+    from mcp.server.fastmcp import FastMCP
+    from mcp.server.lowlevel import Server
+
+    server = mcp_server.build_server(mcp_server.LOWLEVEL_SERVER_NAME)
+    assert isinstance(server, Server) and not isinstance(server, FastMCP)
+    assert server.name == "city-lowlevel"
 
 
 def test_main_picks_the_server_named_on_the_command_line(monkeypatch):
@@ -116,4 +136,5 @@ def test_main_picks_the_server_named_on_the_command_line(monkeypatch):
     monkeypatch.setitem(sys.modules, "rfc3987_syntax", None)  # what main() sets, undone after the test
     mcp_server.main([])
     mcp_server.main([mcp_server.RESULTS_SERVER_NAME])
-    assert served == [("city-guide", "stdio"), ("city-results", "stdio")]
+    mcp_server.main([mcp_server.PRACTICE_SERVER_NAME])
+    assert served == [("city-guide", "stdio"), ("city-results", "stdio"), ("city-practice", "stdio")]

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, convert_to_openai_messages
@@ -29,6 +30,7 @@ from langgraph.prebuilt import ToolNode
 from langgraph.runtime import Runtime
 from mcp import ClientSession
 from mcp.client.stdio import stdio_client
+from mcp.types import CallToolResult
 
 from helpers import mcp_server
 from helpers.graphs import tool_loop
@@ -852,3 +854,527 @@ def test_an_adapter_interceptor_that_replaces_an_audio_item_keeps_the_call_from_
     (message,) = shapes["sounds_fixed"]["messages"]
     assert message.status == "success"
     assert message.text == "(audio/wav audio left out)"
+
+
+# -- the cases behind the rules: the sync path under a catch-all policy, who writes an error's text,
+# -- errors no adapter setting catches, the order of the conversion rules, interceptors that skip
+# -- them, FastMCP's annotation rule, the Responses API path, and the client's own setting -----------
+# Every test below holds on the pinned set: langchain-mcp-adapters 0.3.2, mcp 1.30.0, langchain-core
+# 1.8.3, langgraph 1.2.24 (prebuilt 1.1.3), langchain 1.5.2, langchain-openai 1.7.4, openai 3.57.0.
+# Most run a server in this process (`in_process_tools`, or `mcp.shared.memory` for a server built
+# here): no subprocess, milliseconds each.
+
+
+def _one_call(name: str, **args) -> dict:
+    call = {"name": name, "args": args, "id": "q", "type": "tool_call"}
+    return {"messages": [AIMessage("", tool_calls=[call])]}
+
+
+def _run_with_tools(server, scenario, **load_options):
+    """Run `scenario(tools)` with `server`'s tools, loaded in this process; return what it returns."""
+    from helpers.mcp_client import in_process_tools
+
+    async def main():
+        if isinstance(server, str):
+            async with in_process_tools(server=server, **load_options) as tools:
+                return await scenario(tools)
+        from mcp.shared.memory import create_connected_server_and_client_session
+
+        async with create_connected_server_and_client_session(server) as session:
+            return await scenario(await load_mcp_tools(session, **load_options))
+
+    return asyncio.run(main())
+
+
+def _message_or_error(tool_node_options=None, name="", **args):
+    async def scenario(tools):
+        return await outcome(ToolNode(tools, **(tool_node_options or {})).ainvoke(_one_call(name, **args),
+                                                                                  runtime=Runtime()))
+    return scenario
+
+
+# -- section 3: the sync path ----------------------------------------------------------------------
+@lesson
+def test_under_invoke_a_catch_all_toolnode_answers_every_mcp_call_with_the_sync_error():
+    """Pinned: langgraph 1.2.24, langchain-core 1.8.3, langchain-mcp-adapters 0.3.2. The run does not
+    fail: the model reads the NotImplementedError as the tool's answer, and no tool runs."""
+
+    async def scenario(tools):
+        graph = tool_loop(ScriptedChatModel(script=SCRIPT).bind_tools(tools), tools, handle_tool_errors=True)
+        return await asyncio.to_thread(graph.invoke, QUESTION)
+
+    result = _run_with_tools(mcp_server.SERVER_NAME, scenario)
+    text = ("Error: NotImplementedError('StructuredTool does not support sync invocation.')\n"
+            " Please fix your mistakes.")
+    answers = [m for m in result["messages"] if m.type == "tool"]
+    assert [(m.status, m.text) for m in answers] == [("error", text), ("error", text)]
+    assert result["messages"][-1].text == f"{text}; {text}"
+
+
+@lesson
+def test_create_agent_invoke_of_mcp_tools_raises_not_implemented():
+    """Pinned: langchain 1.5.2 (create_agent), langgraph 1.2.24, langchain-mcp-adapters 0.3.2."""
+    from langchain.agents import create_agent
+
+    async def scenario(tools):
+        agent = create_agent(ScriptedChatModel(script=SCRIPT), tools)
+        return await asyncio.to_thread(outcome_sync, agent.invoke, QUESTION)
+
+    error = _run_with_tools(mcp_server.SERVER_NAME, scenario)
+    assert isinstance(error, NotImplementedError)
+    assert str(error) == "StructuredTool does not support sync invocation."
+
+
+# -- section 4.1 and deep dive 6.3: who writes an error's text, and the error no setting catches -------
+def _fastmcp_server_with_tool_error_and_elicitation():
+    from mcp.server.fastmcp import FastMCP
+    from mcp.server.fastmcp.exceptions import ToolError
+    from mcp.shared.exceptions import UrlElicitationRequiredError
+
+    server = FastMCP("errors", log_level="WARNING")
+
+    @server.tool()
+    def own_tool_error(city: str) -> str:
+        """Raise FastMCP's own ToolError."""
+        raise ToolError("my own text")
+
+    @server.tool()
+    def book_table(city: str) -> str:
+        """Ask for a URL elicitation."""
+        raise UrlElicitationRequiredError([])
+
+    return server
+
+
+@lesson
+def test_fastmcp_prefixes_its_own_tool_error_too():
+    """Pinned: langchain-mcp-adapters 0.3.2, mcp 1.30.0, langchain-core 1.8.3, langgraph 1.2.24. FastMCP's
+    Tool.run wraps every exception, a ToolError included."""
+    result = _run_with_tools(_fastmcp_server_with_tool_error_and_elicitation(),
+                             _message_or_error({"handle_tool_errors": False}, "own_tool_error", city="Paris"))
+    (message,) = result["messages"]
+    assert (message.status, message.text) == ("error", "Error executing tool own_tool_error: my own text")
+
+
+@lesson
+def test_a_lowlevel_server_sends_the_exceptions_message_alone():
+    """Pinned: langchain-mcp-adapters 0.3.2, mcp 1.30.0, langchain-core 1.8.3, langgraph 1.2.24."""
+    result = _run_with_tools(mcp_server.LOWLEVEL_SERVER_NAME,
+                             _message_or_error({"handle_tool_errors": False}, "lookup_traffic", city="Paris"))
+    (message,) = result["messages"]
+    assert (message.status, message.text) == ("error", "traffic service unreachable for Paris")
+
+
+@lesson
+def test_a_lowlevel_server_rejects_missing_arguments_with_its_own_validation_text():
+    """Pinned: langchain-mcp-adapters 0.3.2, mcp 1.30.0, langchain-core 1.8.3, langgraph 1.2.24."""
+    result = _run_with_tools(mcp_server.LOWLEVEL_SERVER_NAME,
+                             _message_or_error({"handle_tool_errors": False}, "lookup_traffic"))
+    (message,) = result["messages"]
+    assert message.status == "error"
+    assert message.text == "Input validation error: 'city' is a required property"
+
+
+@lesson
+@pytest.mark.parametrize("handle_tool_errors", [True, False])
+@pytest.mark.parametrize("kind", ["lowlevel", "fastmcp"])
+def test_url_elicitation_required_raises_mcp_error_under_either_adapter_setting(kind, handle_tool_errors):
+    """Pinned: langchain-mcp-adapters 0.3.2, mcp 1.30.0, langchain-core 1.8.3, langgraph 1.2.24. The server
+    answers with a JSON-RPC error (-32042), not an isError result; the session raises McpError, which is
+    no ToolException, so ToolNode's default policy lets it through."""
+    from mcp import McpError
+    from mcp.types import URL_ELICITATION_REQUIRED
+
+    server = (mcp_server.LOWLEVEL_SERVER_NAME if kind == "lowlevel"
+              else _fastmcp_server_with_tool_error_and_elicitation())
+    error = _run_with_tools(server, _message_or_error(None, "book_table", city="Paris"),
+                            handle_tool_errors=handle_tool_errors)
+    assert isinstance(error, McpError) and not isinstance(error, ToolException)
+    assert str(error) == "URL elicitation required"
+    assert error.error.code == URL_ELICITATION_REQUIRED == -32042
+    if kind == "lowlevel":
+        assert error.error.data["elicitations"][0]["url"] == mcp_server.SIGN_IN_URL
+
+
+@lesson
+def test_a_catch_all_toolnode_turns_the_elicitation_error_into_a_message_for_the_model():
+    """Pinned: langchain-mcp-adapters 0.3.2, mcp 1.30.0, langchain-core 1.8.3, langgraph 1.2.24."""
+    result = _run_with_tools(mcp_server.LOWLEVEL_SERVER_NAME,
+                             _message_or_error({"handle_tool_errors": True}, "book_table", city="Paris"))
+    (message,) = result["messages"]
+    assert message.status == "error"
+    assert message.text == "Error: McpError('URL elicitation required')\n Please fix your mistakes."
+
+
+@lesson
+def test_the_adapters_handler_returns_blocks_and_only_a_toolcall_makes_them_an_error_message():
+    """Pinned: langchain-mcp-adapters 0.3.2, mcp 1.30.0, langchain-core 1.8.3, langgraph 1.2.24. The handler
+    answers with content blocks; BaseTool builds ToolMessage(status="error") because ToolNode calls with
+    a ToolCall. Called with plain arguments, the tool returns the blocks."""
+    from langchain_core.messages import ToolMessage
+
+    async def scenario(tools):
+        find_order = by_name(tools)["find_order"]
+        call = {"name": "find_order", "args": {"order_id": 42}, "id": "q", "type": "tool_call"}
+        return await find_order.ainvoke(call), await find_order.ainvoke({"order_id": 42})
+
+    with_call, with_args = _run_with_tools(mcp_server.RESULTS_SERVER_NAME, scenario)
+    assert isinstance(with_call, ToolMessage)
+    assert (with_call.status, with_call.text, with_call.tool_call_id) == ("error", "no order 42", "q")
+    assert isinstance(with_args, list)
+    assert _without_ids(with_args) == [{"type": "text", "text": "no order 42"}]
+
+
+# -- deep dive 6.1: the rules, in the order the code applies them ---------------------------------
+def _rule_server():
+    """Branches of the conversion rule that the city-results server does not show."""
+    import base64
+
+    from mcp.server.fastmcp import FastMCP
+    from mcp.types import (
+        BlobResourceContents,
+        EmbeddedResource,
+        ImageContent,
+        ResourceLink,
+        TextContent,
+    )
+
+    data = base64.b64encode(b"xyz").decode()
+    server = FastMCP("rule", log_level="WARNING")
+
+    @server.tool()
+    def image_link() -> CallToolResult:
+        """A resource link to a PNG."""
+        return CallToolResult(content=[ResourceLink(type="resource_link", name="map.png",
+                                                    uri="https://example.com/map.png", mimeType="image/png")])
+
+    @server.tool()
+    def blob_pdf() -> CallToolResult:
+        """An embedded PDF."""
+        return CallToolResult(content=[EmbeddedResource(type="resource", resource=BlobResourceContents(
+            uri="file:///a.pdf", mimeType="application/pdf", blob=data))])
+
+    @server.tool()
+    def blob_png() -> CallToolResult:
+        """An embedded PNG."""
+        return CallToolResult(content=[EmbeddedResource(type="resource", resource=BlobResourceContents(
+            uri="file:///a.png", mimeType="image/png", blob=data))])
+
+    @server.tool()
+    def error_with_image() -> CallToolResult:
+        """An error whose only content is an image."""
+        image = ImageContent(type="image", data=data, mimeType="image/png")
+        return CallToolResult(isError=True, content=[image])
+
+    @server.tool()
+    def error_two_texts() -> CallToolResult:
+        """An error with two text items."""
+        return CallToolResult(isError=True, content=[TextContent(type="text", text="first"),
+                                                     TextContent(type="text", text="second")])
+
+    return server, data
+
+
+@pytest.fixture(scope="module")
+def rule_branches() -> dict:
+    """Each tool of `_rule_server()` through a default ToolNode, under each adapter setting."""
+    server, data = _rule_server()
+
+    async def scenario(tools):
+        seen = {}
+        for tool in tools:
+            seen[tool.name] = await outcome(ToolNode(tools).ainvoke(_one_call(tool.name), runtime=Runtime()))
+        return seen
+
+    seen = {"data": data}
+    for handle in (True, False):
+        seen[handle] = _run_with_tools(server, scenario, handle_tool_errors=handle)
+    return seen
+
+
+def _only_message(output):
+    (message,) = output["messages"]
+    return message
+
+
+@lesson
+def test_a_resource_link_with_an_image_mime_type_becomes_an_image_block_with_its_url(rule_branches):
+    """Pinned: langchain-mcp-adapters 0.3.2, mcp 1.30.0, langchain-core 1.8.3, langgraph 1.2.24."""
+    message = _only_message(rule_branches[True]["image_link"])
+    assert _without_ids(message.content) == [
+        {"type": "image", "url": "https://example.com/map.png", "mime_type": "image/png"}]
+
+
+@lesson
+def test_an_embedded_blob_becomes_an_image_or_a_file_block_by_its_mime_type_without_its_uri(rule_branches):
+    """Pinned: langchain-mcp-adapters 0.3.2, mcp 1.30.0, langchain-core 1.8.3, langgraph 1.2.24."""
+    data = rule_branches["data"]
+    assert _without_ids(_only_message(rule_branches[True]["blob_png"]).content) == [
+        {"type": "image", "base64": data, "mime_type": "image/png"}]
+    assert _without_ids(_only_message(rule_branches[True]["blob_pdf"]).content) == [
+        {"type": "file", "base64": data, "mime_type": "application/pdf"}]
+
+
+@lesson
+def test_an_error_result_keeps_its_image_block_in_the_error_message(rule_branches):
+    """Pinned: langchain-mcp-adapters 0.3.2, mcp 1.30.0, langchain-core 1.8.3, langgraph 1.2.24."""
+    message = _only_message(rule_branches[True]["error_with_image"])
+    assert message.status == "error" and message.artifact is None
+    assert _without_ids(message.content) == [
+        {"type": "image", "base64": rule_branches["data"], "mime_type": "image/png"}]
+
+
+@lesson
+def test_with_the_handler_off_an_error_raises_with_its_texts_joined_by_newlines(rule_branches):
+    """Pinned: langchain-mcp-adapters 0.3.2, mcp 1.30.0, langchain-core 1.8.3, langgraph 1.2.24."""
+    error = rule_branches[False]["error_two_texts"]
+    assert type(error).__name__ == "_MCPToolExecutionError" and str(error) == "first\nsecond"
+    handled = _only_message(rule_branches[True]["error_two_texts"])
+    assert _without_ids(handled.content) == [{"type": "text", "text": "first"},
+                                             {"type": "text", "text": "second"}]
+
+
+@lesson
+def test_with_the_handler_off_an_error_with_no_text_says_how_many_blocks_it_had(rule_branches):
+    """Pinned: langchain-mcp-adapters 0.3.2, mcp 1.30.0, langchain-core 1.8.3, langgraph 1.2.24."""
+    error = rule_branches[False]["error_with_image"]
+    assert type(error).__name__ == "_MCPToolExecutionError"
+    assert str(error) == "MCP tool returned an error with no text content (1 non-text content block(s))."
+
+
+@lesson
+@pytest.mark.parametrize("handle_tool_errors", [True, False])
+def test_an_error_result_with_an_audio_item_raises_not_implemented_under_either_setting(handle_tool_errors):
+    """Pinned: langchain-mcp-adapters 0.3.2, mcp 1.30.0, langchain-core 1.8.3, langgraph 1.2.24. The blocks
+    are converted before isError is read, so the handler never sees the error (the Practice's third
+    question)."""
+    error = _run_with_tools(mcp_server.PRACTICE_SERVER_NAME,
+                            _message_or_error(None, "street_recording", city="Paris"),
+                            handle_tool_errors=handle_tool_errors)
+    assert isinstance(error, NotImplementedError) and not isinstance(error, ToolException)
+    assert str(error).startswith("AudioContent conversion to LangChain content blocks is not yet supported")
+
+
+# -- deep dive 6.1: an interceptor's own ToolMessage or Command skips the rule ---------------------
+async def _reply_with_a_message(request, handler):
+    from langchain_core.messages import ToolMessage
+
+    await handler(request)
+    return ToolMessage("the interceptor's answer", tool_call_id="its-own-id", artifact={"x": 1})
+
+
+async def _reply_with_the_calls_id(request, handler):
+    from langchain_core.messages import ToolMessage
+
+    await handler(request)
+    return ToolMessage("the interceptor's answer", tool_call_id=request.runtime.tool_call_id)
+
+
+async def _reply_with_a_command(request, handler):
+    from langchain_core.messages import ToolMessage
+    from langgraph.types import Command
+
+    await handler(request)
+    return Command(update={"messages": [ToolMessage("from a Command", tool_call_id="q")]})
+
+
+@lesson
+@pytest.mark.parametrize("name", ["find_order", "city_sounds", "temperature"])
+def test_an_interceptors_tool_message_is_used_as_it_is_with_its_own_tool_call_id(name):
+    """Pinned: langchain-mcp-adapters 0.3.2, mcp 1.30.0, langchain-core 1.8.3, langgraph 1.2.24. No isError
+    check (find_order stays a success), no conversion (city_sounds' audio does not raise), no artifact of
+    the adapter's."""
+    args = {"order_id": 42} if name == "find_order" else {"city": "Paris"}
+    result = _run_with_tools(mcp_server.RESULTS_SERVER_NAME, _message_or_error(None, name, **args),
+                             tool_interceptors=[_reply_with_a_message])
+    message = _only_message(result)
+    assert (message.content, message.status, message.artifact, message.tool_call_id) == (
+        "the interceptor's answer", "success", {"x": 1}, "its-own-id")
+
+
+@lesson
+def test_an_interceptor_can_copy_the_calls_id_from_the_requests_runtime():
+    """Pinned: langchain-mcp-adapters 0.3.2, mcp 1.30.0, langchain-core 1.8.3, langgraph 1.2.24."""
+    result = _run_with_tools(mcp_server.RESULTS_SERVER_NAME,
+                             _message_or_error(None, "find_order", order_id=42),
+                             tool_interceptors=[_reply_with_the_calls_id])
+    assert _only_message(result).tool_call_id == "q"
+
+
+@lesson
+def test_an_interceptors_command_passes_through_the_adapter_untouched():
+    """Pinned: langchain-mcp-adapters 0.3.2, mcp 1.30.0, langchain-core 1.8.3, langgraph 1.2.24."""
+    from langgraph.types import Command
+
+    result = _run_with_tools(mcp_server.RESULTS_SERVER_NAME,
+                             _message_or_error(None, "city_sounds", city="Paris"),
+                             tool_interceptors=[_reply_with_a_command])
+    (command,) = result
+    assert isinstance(command, Command)
+    assert [m.content for m in command.update["messages"]] == ["from a Command"]
+
+
+# -- section 2 and deep dive 6.1: FastMCP decides structured content by the annotation -----------------
+def _annotation_server():
+    from mcp.server.fastmcp import FastMCP
+
+    server = FastMCP("annotations", log_level="WARNING")
+
+    def int_returning_a_string() -> int:
+        return "25"
+
+    def no_annotation():
+        return {"temp": 25}
+
+    def any_annotation() -> Any:
+        return {"temp": 25}
+
+    def bare_dict() -> dict:
+        return {"temp": 25}
+
+    def bare_list() -> list:
+        return [25]
+
+    def str_keyed_dict() -> dict[str, int]:
+        return {"temp": 25}
+
+    def int_keyed_dict() -> dict[int, int]:
+        return {1: 25}
+
+    def optional_int_returning_none() -> int | None:
+        return None
+
+    for function in (int_returning_a_string, no_annotation, any_annotation, bare_dict, bare_list,
+                     str_keyed_dict, int_keyed_dict, optional_int_returning_none):
+        server.tool(description=function.__name__)(function)
+    return server
+
+
+@pytest.fixture(scope="module")
+def by_annotation() -> dict:
+    """Each tool of `_annotation_server()`: MCP's raw result and the adapter's ToolMessage."""
+    from mcp.shared.memory import create_connected_server_and_client_session
+
+    async def scenario():
+        seen = {}
+        async with create_connected_server_and_client_session(_annotation_server()) as session:
+            tools = await load_mcp_tools(session)
+            for tool in tools:
+                raw = await session.call_tool(tool.name, {})
+                output = await ToolNode(tools).ainvoke(_one_call(tool.name), runtime=Runtime())
+                seen[tool.name] = (raw, _only_message(output))
+        return seen
+
+    return asyncio.run(scenario())
+
+
+@lesson
+@pytest.mark.parametrize("name", ["no_annotation", "any_annotation", "bare_dict", "bare_list"])
+def test_no_structured_content_without_an_annotation_that_says_what_the_value_holds(by_annotation, name):
+    """Pinned: langchain-mcp-adapters 0.3.2, mcp 1.30.0, langchain-core 1.8.3, langgraph 1.2.24. Whatever
+    the function returns: a dict from each of these gives no artifact."""
+    raw, message = by_annotation[name]
+    assert raw.structuredContent is None and message.artifact is None
+    assert message.status == "success" and message.text
+
+
+@lesson
+def test_the_annotation_not_the_value_decides_the_wrapping(by_annotation):
+    """Pinned: langchain-mcp-adapters 0.3.2, mcp 1.30.0, langchain-core 1.8.3, langgraph 1.2.24. `-> int`
+    returning "25" still sends {"result": 25}; a str-keyed dict goes as it is, an int-keyed one wrapped."""
+    assert by_annotation["int_returning_a_string"][1].artifact == {"structured_content": {"result": 25}}
+    assert by_annotation["str_keyed_dict"][1].artifact == {"structured_content": {"temp": 25}}
+    assert by_annotation["int_keyed_dict"][1].artifact == {"structured_content": {"result": {"1": 25}}}
+
+
+@lesson
+def test_an_optional_int_returning_none_sends_no_content_item_and_a_wrapped_none(by_annotation):
+    """Pinned: langchain-mcp-adapters 0.3.2, mcp 1.30.0, langchain-core 1.8.3, langgraph 1.2.24."""
+    raw, message = by_annotation["optional_int_returning_none"]
+    assert raw.content == [] and raw.structuredContent == {"result": None}
+    assert message.content == [] and message.artifact == {"structured_content": {"result": None}}
+
+
+@lesson
+def test_the_practice_servers_bare_dict_tool_gives_no_artifact():
+    """Pinned: langchain-mcp-adapters 0.3.2, mcp 1.30.0, langchain-core 1.8.3, langgraph 1.2.24. The
+    Practice's first question."""
+    result = _run_with_tools(mcp_server.PRACTICE_SERVER_NAME,
+                             _message_or_error(None, "weather_as_dict", city="Paris"))
+    message = _only_message(result)
+    assert message.artifact is None
+    assert json.loads(message.text) == {"city": "Paris", "sky": "sunny", "temp_c": 25}
+
+
+# -- deep dive 6.4: the file-URL refusal is the Chat Completions path's ------------------------------
+def _responses_payload(answer) -> dict:
+    """The last input item ChatOpenAI(use_responses_api=True) sends for `answer`: captured by an httpx
+    transport that answers 400, so nothing leaves the machine."""
+    import httpx
+    import openai
+    from langchain_openai import ChatOpenAI
+
+    sent = []
+
+    def capture(request):
+        sent.append(json.loads(request.content))
+        return httpx.Response(400, json={"error": {"message": "captured, not answered", "type": "test"}})
+
+    llm = ChatOpenAI(model="gpt-4o", api_key="unused", use_responses_api=True, max_retries=0,
+                     http_client=httpx.Client(transport=httpx.MockTransport(capture)))
+    call = AIMessage("", tool_calls=[{"name": answer.name, "args": {}, "id": answer.tool_call_id,
+                                      "type": "tool_call"}])
+    with pytest.raises(openai.BadRequestError):
+        llm.invoke([HumanMessage("Go on."), call, answer])
+    (request,) = sent
+    return request["input"][-1]
+
+
+@lesson
+def test_the_responses_api_path_sends_a_url_file_as_an_input_file_part_without_refusing_it(shapes):
+    """Pinned: langchain-openai 1.7.4, langchain-core 1.8.3, openai 3.57.0."""
+    report = shapes["messages"]["city_report"]
+    assert _responses_payload(report) == {
+        "type": "function_call_output", "call_id": report.tool_call_id,
+        "output": [{"type": "input_file", "file_url": "https://example.com/paris/report.pdf"}]}
+
+
+@lesson
+def test_the_responses_api_path_sends_images_and_texts_as_input_parts(shapes):
+    """Pinned: langchain-openai 1.7.4, langchain-core 1.8.3, openai 3.57.0."""
+    data = shapes["raw"]["city_map"].content[0].data
+    assert _responses_payload(shapes["messages"]["city_map"])["output"] == [
+        {"type": "input_image", "image_url": f"data:image/png;base64,{data}"}]
+    assert _responses_payload(shapes["messages"]["forecast"])["output"] == [
+        {"type": "input_text", "text": "Paris: sunny"}, {"type": "input_text", "text": "Paris: 25 °C"}]
+
+
+@lesson
+def test_the_file_url_refusal_comes_from_langchain_cores_openai_block_translator(shapes):
+    """Pinned: langchain-core 1.8.3, langchain-openai 1.7.4."""
+    import traceback
+
+    error = _content_sent(shapes["messages"]["city_report"])
+    assert isinstance(error, ValueError)
+    last = traceback.extract_tb(error.__traceback__)[-1]
+    assert last.filename.replace("\\", "/").endswith("langchain_core/messages/block_translators/openai.py")
+
+
+# -- deep dive 6.3: the client's handle_tool_errors is get_tools()'s ---------------------------------
+@lesson
+def test_the_clients_handle_tool_errors_applies_to_get_tools_not_to_load_mcp_tools_on_its_session():
+    """Pinned: langchain-mcp-adapters 0.3.2, mcp 1.30.0, langchain-core 1.8.3, langgraph 1.2.24.
+    load_mcp_tools(session) takes its own setting, True by default."""
+
+    async def scenario():
+        client = MultiServerMCPClient({"r": server_connection(server=mcp_server.RESULTS_SERVER_NAME)},
+                                      handle_tool_errors=False)
+        find = calls(("find_order", {"order_id": 42}))
+        from_get_tools = await outcome(ToolNode(await client.get_tools()).ainvoke(find, runtime=Runtime()))
+        async with client.session("r") as session:
+            on_session = await ToolNode(await load_mcp_tools(session)).ainvoke(find, runtime=Runtime())
+        return from_get_tools, on_session
+
+    from_get_tools, on_session = asyncio.run(scenario())
+    assert type(from_get_tools).__name__ == "_MCPToolExecutionError" and str(from_get_tools) == "no order 42"
+    assert (_only_message(on_session).status, _only_message(on_session).text) == ("error", "no order 42")
