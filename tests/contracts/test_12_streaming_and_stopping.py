@@ -97,6 +97,22 @@ def test_messages_mode_emits_the_tool_messages_tagged_with_the_tools_node():
                     ("llm", "AIMessageChunk", "done")]
 
 
+@lesson
+@pytest.mark.parametrize("build", ["tool_loop", "create_agent", "create_react_agent"])
+def test_messages_mode_emits_the_tool_message_inside_a_commands_update(build):
+    """A tool returning `Command(update={"messages": [ToolMessage(...)]})` still has its ToolMessage sent in
+    "messages" mode, tagged with the tools node, beside a plain tool's (langgraph#4372, earlier #4111,
+    reported it missing). Pinned: langgraph 1.2.24, langgraph-prebuilt 1.1.3, langchain 1.5.2."""
+    from langchain.agents import create_agent
+
+    graph = {"tool_loop": lambda: _loop(MIXED, [lookup, set_flag]),
+             "create_agent": lambda: create_agent(ScriptedChatModel(script=MIXED), [lookup, set_flag]),
+             "create_react_agent": lambda: _react(ScriptedChatModel(script=MIXED), [lookup, set_flag])}[build]()
+    seen = sorted((meta["langgraph_node"], m.content) for m, meta in graph.stream(GO, stream_mode="messages")
+                  if isinstance(m, ToolMessage))
+    assert seen == [("tools", "flag set"), ("tools", "found Paris")]
+
+
 def _answering_graph(copy_the_answer):
     from langgraph.graph import START, MessagesState, StateGraph
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import operator
 import threading
 import typing
 import warnings
@@ -972,3 +973,160 @@ def test_a_toolnode_batch_resumed_after_an_interrupt_starts_every_call_again():
         starts += [e["tool_call_id"] for e in graph.stream(command, _thread(), stream_mode="tools")
                    if e["event"] == "tool-started"]
     assert sorted(starts) == ["call_0_0", "call_0_0", "call_0_1", "call_0_1"]
+
+
+@lesson
+def test_each_successive_interrupt_surfaces_as_interrupt_in_an_updates_stream():
+    """A tool interrupting on each of two model turns: the run and the first resume each end with
+    `__interrupt__` (a forum user saw none the second time, forum.langchain.com/t/.../936); the second
+    resume finishes. Pinned: langgraph 1.2.24, langchain 1.5.2."""
+
+    @tool
+    def confirm(step: str) -> str:
+        """Ask a person to confirm a step."""
+        return f"{step}: {interrupt(f'confirm {step}?')}"
+
+    script = [_turn(("confirm", {"step": "one"})), _turn(("confirm", {"step": "two"})), "all done"]
+    agent = create_agent(ScriptedChatModel(script=script), [confirm], checkpointer=InMemorySaver())
+    streams = [[(key, [i.value for i in chunk[key]] if key == "__interrupt__" else None)
+                for chunk in agent.stream(command, _thread("twice"), stream_mode="updates") for key in chunk]
+               for command in (GO, Command(resume="yes"), Command(resume="yes"))]
+    assert streams == [[("model", None), ("__interrupt__", ["confirm one?"])],
+                       [("tools", None), ("model", None), ("__interrupt__", ["confirm two?"])],
+                       [("tools", None), ("model", None)]]
+
+
+# -- 8. output from inside a node -----------------------------------------------------------------
+def _custom_output_graph():
+    from langchain_core.callbacks import dispatch_custom_event
+    from langgraph.config import get_stream_writer
+
+    def conversation(state):
+        get_stream_writer()({"custom_llm_chunk": "The 49ers"})
+        dispatch_custom_event("my_event", {"via": "a callback"})
+        return {}
+
+    return StateGraph(MessagesState).add_node(conversation).add_edge(START, "conversation").compile()
+
+
+def _events(graph, inputs=GO, **options):
+    async def main():
+        return [e async for e in graph.astream_events(inputs, version="v2", **options)]
+
+    return asyncio.run(main())
+
+
+@lesson
+def test_astream_events_without_stream_mode_carries_no_writer_chunk():
+    """langgraph#6330. Pinned: langgraph 1.2.24, langchain-core 1.8.3."""
+    assert not any("custom_llm_chunk" in str(e["data"]) for e in _events(_custom_output_graph()))
+
+
+@lesson
+def test_astream_events_with_stream_mode_custom_carries_a_writer_chunk_as_the_roots_on_chain_stream_without_node_metadata():
+    """The chunk comes as an `on_chain_stream` of the root run, named "LangGraph", whose metadata has no
+    `langgraph_node` (langgraph#6330 asks for it). Pinned: langgraph 1.2.24, langchain-core 1.8.3."""
+    (event,) = [e for e in _events(_custom_output_graph(), stream_mode="custom") if "custom_llm_chunk" in str(e["data"])]
+    assert (event["event"], event["name"], event["parent_ids"]) == ("on_chain_stream", "LangGraph", [])
+    assert event["data"] == {"chunk": {"custom_llm_chunk": "The 49ers"}}
+    assert "langgraph_node" not in event["metadata"]
+
+
+@lesson
+def test_astream_events_roots_on_chain_stream_carries_the_default_updates_mode_when_no_mode_is_passed():
+    """Pinned: langgraph 1.2.24, langchain-core 1.8.3."""
+    root = [e["data"]["chunk"] for e in _events(_custom_output_graph())
+            if e["event"] == "on_chain_stream" and not e["parent_ids"]]
+    assert root == [{"conversation": None}]
+
+
+@lesson
+@pytest.mark.parametrize("options", [{}, {"stream_mode": "custom"}])
+def test_dispatch_custom_event_gives_an_on_custom_event_with_the_nodes_metadata(options):
+    """Pinned: langgraph 1.2.24, langchain-core 1.8.3."""
+    (event,) = [e for e in _events(_custom_output_graph(), **options) if e["event"] == "on_custom_event"]
+    assert (event["name"], event["data"]) == ("my_event", {"via": "a callback"})
+    assert event["metadata"]["langgraph_node"] == "conversation"
+
+
+class _Pair(typing.TypedDict, total=False):
+    a: int
+    b: int
+
+
+def _inner_chunks(outer_run, **mode):
+    inner = (StateGraph(_Pair).add_node("n1", lambda state: {"a": 1}).add_node("n2", lambda state: {"b": 2})
+             .add_edge(START, "n1").add_edge("n1", "n2").compile())
+    collected = []
+
+    async def outer(state):
+        collected.append([chunk async for chunk in inner.astream({"a": 0}, **mode)])
+        return {}
+
+    graph = StateGraph(_Pair).add_node(outer).add_edge(START, "outer").compile()
+
+    async def main():
+        if outer_run == "astream_events":
+            async for _ in graph.astream_events({"a": 0}, version="v2"):
+                pass
+        else:
+            async for _ in graph.astream({"a": 0}, stream_mode=outer_run):
+                pass
+
+    asyncio.run(main())
+    (chunks,) = collected
+    return chunks
+
+
+@lesson
+@pytest.mark.parametrize("outer_run", ["astream_events", "values", "updates"])
+def test_a_graph_streamed_inside_a_node_yields_the_mode_its_caller_passed(outer_run):
+    """Whatever the outer run streams (langgraph#2351 saw "values" forced under astream_events; fixed by
+    langgraph#4806). Pinned: langgraph 1.2.24."""
+    assert _inner_chunks(outer_run, stream_mode="updates") == [{"n1": {"a": 1}}, {"n2": {"b": 2}}]
+
+
+@lesson
+@pytest.mark.parametrize("outer_run", ["astream_events", "values", "updates"])
+def test_a_graph_streamed_inside_a_node_without_a_mode_yields_updates(outer_run):
+    """A compiled StateGraph's default stream mode, not the outer run's. Pinned: langgraph 1.2.24."""
+    assert _inner_chunks(outer_run) == [{"n1": {"a": 1}}, {"n2": {"b": 2}}]
+
+
+@lesson
+def test_a_compiled_state_graph_streams_updates_by_default_and_invoke_returns_values():
+    """Pinned: langgraph 1.2.24."""
+    graph = StateGraph(_Pair).add_node("n1", lambda state: {"a": 1}).add_edge(START, "n1").compile()
+    assert graph.stream_mode == "updates"
+    assert list(graph.stream({"b": 0})) == [{"n1": {"a": 1}}]
+    assert graph.invoke({"b": 0}) == {"a": 1, "b": 0}
+
+
+class _Log(typing.TypedDict):
+    log: Annotated[list, operator.add]
+
+
+def _handoff():
+    def s2(state):
+        return Command(graph=Command.PARENT, goto="after", update={"log": ["s2"]})
+
+    sub = (StateGraph(_Log).add_node("s1", lambda state: {"log": ["s1"]}).add_node(s2)
+           .add_edge(START, "s1").add_edge("s1", "s2").compile())
+    return (StateGraph(_Log).add_node("sub", sub, destinations=("after",))
+            .add_node("after", lambda state: {"log": ["after"]}).add_edge(START, "sub").compile())
+
+
+@lesson
+def test_command_parent_from_a_subgraph_node_has_no_chunk_under_the_subgraphs_namespace():
+    """Its update comes as the parent node's (langgraph#3362; the fix proposed in langgraph#8193 was
+    closed). Pinned: langgraph 1.2.24."""
+    chunks = [(tuple(s.split(":")[0] for s in ns), chunk)
+              for ns, chunk in _handoff().stream({"log": []}, stream_mode="updates", subgraphs=True)]
+    assert chunks == [(("sub",), {"s1": {"log": ["s1"]}}), ((), {"sub": {"log": ["s2"]}}),
+                      ((), {"after": {"log": ["after"]}})]
+
+
+@lesson
+def test_command_parent_does_not_carry_the_subgraphs_earlier_writes_up():
+    """Only the Command's update reaches the parent (langgraph#3362). Pinned: langgraph 1.2.24."""
+    assert _handoff().invoke({"log": []})["log"] == ["s2", "after"]
