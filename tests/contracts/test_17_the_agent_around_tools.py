@@ -3,9 +3,10 @@
 `create_agent` as the graph it builds (a node per node-type middleware hook, where the router and a
 jump go, one step per node, the graph without tools), structured output as a tool (`ToolStrategy`
 with and without tools, `ProviderStrategy`, a bare schema, `create_react_agent`'s extra call, the
-schema call's error turns), three limits on one loop, the tools offered per model call against the
-tools the tools node runs, a sub-agent called inside a tool (its memory per `checkpointer=` mode and
-per parent, its own step limit), and a `RunnableConfig` parameter.
+schema call's error turns, the empty tools array `ProviderStrategy` sends without tools), three limits
+on one loop, the tools offered per model call against the tools the tools node runs, a sub-agent
+called inside a tool (its memory per `checkpointer=` mode and per parent, what a resume repeats, its
+own step limit), a `RunnableConfig` parameter, and the entry's jump to "model" that fails.
 Each test pins one statement of the lesson, in the form the lesson states it.
 
 Pinned: langchain 1.5.2, langgraph 1.2.24, langgraph-prebuilt 1.1.3, langchain-core 1.8.3 (also the
@@ -14,7 +15,8 @@ scripts/compat.py resolves its matrix: every test also holds on the pins with la
 on langgraph 1.1.10 (prebuilt 1.0.13, langchain 1.2.18) and langgraph 1.0.10 (prebuilt 1.0.8,
 langchain 1.2.10) every test holds but those whose docstrings name these releases; on langgraph 1.0.0
 (prebuilt 1.0.0, langchain 1.0.2) sixteen differ, each docstring says how; on langgraph 0.6.11 there
-is no `create_agent`. `make compat` records the same in docs/compatibility.md.
+is no `create_agent`. `make compat` records the same in docs/compatibility.md. The tests of the empty
+tools array, of a sub-agent's resume and of the failing jump were checked on the pins only.
 """
 
 from __future__ import annotations
@@ -71,6 +73,7 @@ class Answer(BaseModel):
 
 ANSWER = {"name": "Answer", "args": {"city": "Paris", "temp": 20}}
 WEATHER = {"name": "weather", "args": {"city": "Paris"}}
+JSON_ANSWER = ['{"city": "Paris", "temp": 20}']
 
 
 class Audit(AgentMiddleware):
@@ -603,6 +606,53 @@ def test_provider_strategy_sends_a_json_schema_response_format_and_parses_the_an
 
 
 @lesson
+def test_provider_strategy_without_tools_still_calls_bind_tools_with_an_empty_list_and_the_response_format():
+    """Pinned: langchain 1.5.2 (`_get_bound_model` binds `final_tools` even when empty;
+    langchain#37184, open; the proposed fixes, which call `model.bind` instead, were closed unmerged)."""
+    bound = []
+
+    class Binding(ScriptedChatModel):
+        def bind_tools(self, tools, **kwargs):
+            bound.append((list(tools), sorted(kwargs)))
+            return super().bind_tools(tools, **kwargs)
+
+    agent = create_agent(Binding(script=JSON_ANSWER), [], response_format=ProviderStrategy(Answer))
+    assert agent.invoke(GO)["structured_response"] == Answer(city="Paris", temp=20)
+    assert bound == [([], ["response_format"])]
+
+
+def _chat_openai_request(response_format, tools=()):
+    """The first request `ChatOpenAI` sends to the course's local OpenAI-compatible server."""
+    from langchain_openai import ChatOpenAI
+
+    from helpers.openai_endpoint import ScriptedOpenAIEndpoint
+
+    script = JSON_ANSWER if isinstance(response_format, ProviderStrategy) else [[ANSWER]]
+    with ScriptedOpenAIEndpoint(script) as server:
+        chat = ChatOpenAI(model="gpt-4o", base_url=server.base_url, api_key="unused", use_responses_api=False)
+        result = create_agent(chat, list(tools), response_format=response_format).invoke(GO)
+    assert result["structured_response"] == Answer(city="Paris", temp=20)
+    return server.requests[0]
+
+
+@lesson
+def test_chat_openai_sends_an_empty_tools_array_for_provider_strategy_without_tools():
+    """Pinned: langchain 1.5.2, langchain-openai 1.7.4: the request carries `"tools": []` beside a
+    json_schema `response_format` (vLLM 0.20+ rejects it: langchain#37184). No network: the local
+    endpoint of helpers/openai_endpoint.py answers."""
+    sent = _chat_openai_request(ProviderStrategy(Answer))
+    assert sent["tools"] == [] and sent["response_format"]["type"] == "json_schema"
+
+
+@lesson
+def test_tool_strategy_without_tools_sends_chat_openai_the_schema_as_the_one_tool():
+    """Pinned: langchain 1.5.2, langchain-openai 1.7.4: the workaround the lesson gives for a server
+    that rejects an empty tools array."""
+    sent = _chat_openai_request(ToolStrategy(Answer))
+    assert [t["function"]["name"] for t in sent["tools"]] == ["Answer"] and "response_format" not in sent
+
+
+@lesson
 def test_a_bare_schema_is_tool_strategy_for_a_model_without_a_profile():
     assert ScriptedChatModel(script=[]).profile is None
     offered = Offered()
@@ -616,7 +666,6 @@ class NamedModel(ScriptedChatModel):
 
 
 PROFILED = {"structured_output": True}
-JSON_ANSWER = ['{"city": "Paris", "temp": 20}']
 PROVIDER_OFFER = (["weather"], None, "json_schema")
 TOOL_OFFER = (["weather", "Answer"], "any", None)
 
@@ -886,6 +935,37 @@ def test_two_calls_of_one_turn_write_to_the_one_tools_namespace_of_a_checkpointe
     assert _namespaces(saver) == ["", "tools"]
 
 
+@lesson
+@pytest.mark.parametrize(("mode", "helper_model_calls"), [(None, 2), (True, 2), (False, 3)],
+                         ids=["None", "True", "False"])
+def test_a_sub_agent_interrupted_inside_a_tool_resumes_from_its_own_checkpoint_unless_checkpointer_false(
+        mode, helper_model_calls):
+    """Pinned: langgraph 1.2.24, langchain 1.5.2. The parent's tool task runs again from its top on
+    resume and invokes the sub-agent again; with the parent's saver lent (`None`, `True`) the sub-agent
+    resumes from its own checkpoint, so its model call before the interrupt is not repeated (one for
+    the approval turn, one after it); `False` keeps no checkpoint and it starts over (deepagents#420).
+    Either way the interrupted tool starts twice and the run finishes with the answer."""
+    from langgraph.types import Command, interrupt
+
+    starts = []
+
+    @tool
+    def approve(action: str) -> str:
+        """Ask a human to approve an action."""
+        starts.append(action)
+        return f"{action}: {interrupt(f'approve {action}?')}"
+
+    options = {} if mode is None else {"checkpointer": mode}
+    helper = _agent([[{"name": "approve", "args": {"action": "deploy"}}], "deployed"], [approve], **options)
+    offered = Offered()
+    parent = _parent_of(helper, InMemorySaver())
+    config = {"configurable": {"thread_id": "deploy"}, "callbacks": [offered]}
+    asked = parent.invoke({"messages": [HumanMessage("deploy")]}, config)["__interrupt__"][0].value
+    answer = parent.invoke(Command(resume="yes"), config)["messages"][-1].content
+    assert (asked, answer, len(starts)) == ("approve deploy?", "deployed", 2)
+    assert sum(tools == ["approve"] for tools, _, _ in offered.calls) == helper_model_calls
+
+
 @tool
 def read_limit(runtime: ToolRuntime) -> str:
     """Report the step limit this run has."""
@@ -1003,3 +1083,41 @@ def test_an_ordinary_argument_named_config_never_reaches_the_function():
                          [add_config])
     with pytest.raises(TypeError, match=r"missing 1 required positional argument: 'config'"):
         agent.invoke(GO)  # not an argument error: the default error policy lets it crash the run
+
+
+# -- 9. deep dive: jumps that fail -------------------------------------------------------------------
+@lesson
+@pytest.mark.parametrize("tools", [[weather], []], ids=["one tool", "no tools"])
+def test_a_jump_to_model_from_the_loops_entry_raises_key_error_naming_the_hook(tools):
+    """Pinned: langchain 1.5.2 (`_add_middleware_edge` leaves `model_destination` out of the path map
+    of the hook that is itself the loop's entry; langchain#40136, open). The agent builds; the run
+    raises."""
+    @before_model(can_jump_to=["model", "end"])
+    def jump_to_model(state, runtime):
+        return {"jump_to": "model"}
+
+    agent = _agent(["done"], tools, middleware=[jump_to_model])
+    assert {target for source, target, _ in _edges(agent) if source == "jump_to_model.before_model"} == {
+        "model", "__end__"}
+    with pytest.raises(KeyError, match="jump_to_model.before_model"):
+        agent.invoke(GO)
+
+
+@lesson
+def test_a_jump_to_model_from_a_later_before_model_goes_back_to_the_entry():
+    """Pinned: langchain 1.5.2: only the entry's own jump fails; a later before_model's goes to the
+    first before_model, whose hook runs again."""
+    class First(AgentMiddleware):
+        def before_model(self, state, runtime):
+            return None
+
+    jumped = []
+
+    @before_model(can_jump_to=["model"])
+    def jump_once(state, runtime):
+        jumped.append(True)
+        return {"jump_to": "model"} if len(jumped) == 1 else None
+
+    agent = _agent(["done"], [], middleware=[First(), jump_once])
+    assert _steps(agent) == [["First.before_model"], ["jump_once.before_model"],
+                             ["First.before_model"], ["jump_once.before_model"], ["model"]]
