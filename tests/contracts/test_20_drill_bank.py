@@ -15,7 +15,7 @@ import subprocess
 import sys
 import threading
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, NotRequired
 
 import pytest
 from langchain_core.messages import HumanMessage, RemoveMessage, ToolMessage
@@ -1405,3 +1405,282 @@ def test_drill_66_an_error_the_policy_answers_fires_on_tool_error_and_never_on_t
         ("start", "find"),
     ]
     assert events.events.index(("start", "find")) < events.events.index(("end", "find"))
+
+
+# -- sitting 10: the engine underneath, the agent around the tools, observing a run ------------------
+@drill_bank
+def test_drill_67_updates_arrive_as_calls_finish_the_state_keeps_call_order_the_model_reads_both():
+    """`slow_search` returns only once the consumer has seen `quick_lookup`'s update, so the order is
+    forced by an event. Pinned: langgraph 1.2.24, langchain 1.5.2."""
+    quick_seen = threading.Event()
+
+    @tool
+    def slow_search(query: str) -> str:
+        """Search slowly."""
+        return "slow answer" if quick_seen.wait(timeout=2) else "timed out"
+
+    @tool
+    def quick_lookup(query: str) -> str:
+        """Look something up at once."""
+        return "quick answer"
+
+    def read_by_the_model(messages):
+        return "read: " + ", ".join(m.content for m in messages if m.type == "tool")
+
+    turn = [{"name": "slow_search", "args": {"query": "a"}}, {"name": "quick_lookup", "args": {"query": "b"}}]
+    agent = agents_module().create_agent(ScriptedChatModel(script=[turn, read_by_the_model]),
+                                         [slow_search, quick_lookup])
+    streamed, final = [], None
+    for mode, chunk in agent.stream(GO, stream_mode=["updates", "values"]):
+        if mode == "values":
+            final = chunk["messages"]
+        elif "tools" in chunk:
+            streamed.append(chunk["tools"]["messages"][0].content)
+            quick_seen.set()
+    assert streamed == ["quick answer", "slow answer"]
+    assert [m.content for m in final if m.type == "tool"] == ["slow answer", "quick answer"]
+    assert final[-1].content == "read: slow answer, quick answer"
+
+
+@drill_bank
+def test_drill_67_two_create_agent_calls_setting_a_key_without_a_reducer_raise_invalid_update_error():
+    """Pinned: langgraph 1.2.24, langchain 1.5.2."""
+    from langgraph.errors import InvalidUpdateError
+
+    agents = agents_module()
+
+    class StatusState(agents.AgentState):
+        status: NotRequired[str]
+
+    @tool
+    def set_status(value: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> Command:
+        """Set the order's status."""
+        return Command(update={"status": value, "messages": [ToolMessage("ok", tool_call_id=tool_call_id)]})
+
+    turn = [{"name": "set_status", "args": {"value": value}} for value in ("paid", "shipped")]
+    agent = agents.create_agent(ScriptedChatModel(script=[turn, "done"]), [set_status],
+                                state_schema=StatusState)
+    with pytest.raises(InvalidUpdateError, match="At key 'status': Can receive only one value per step"):
+        agent.invoke(GO)
+
+
+def _attempts_under_the_default_retry_on(error):
+    from langgraph.types import RetryPolicy
+
+    attempts = []
+
+    def parse(state: MessagesState):
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise error
+        return {}
+
+    graph = StateGraph(MessagesState).add_node(
+        "parse", parse, retry_policy=RetryPolicy(initial_interval=0.01))
+    try:
+        graph.add_edge(START, "parse").compile().invoke({"messages": []})
+        return len(attempts), "succeeded"
+    except Exception as raised:  # noqa: BLE001 - which one is the point
+        return len(attempts), type(raised).__name__
+
+
+@drill_bank
+def test_drill_68_retry_policy_retries_a_connection_error_but_not_a_timeout_or_a_validation_error():
+    """`RetryPolicy()` with no `retry_on` (langgraph#6027). Pinned: langgraph 1.2.24."""
+    from pydantic import BaseModel, ValidationError
+
+    class OrderForm(BaseModel):
+        amount: int
+
+    with pytest.raises(ValidationError) as invalid:
+        OrderForm(amount="five")
+    assert _attempts_under_the_default_retry_on(ConnectionError("reset")) == (2, "succeeded")
+    assert _attempts_under_the_default_retry_on(TimeoutError("slow")) == (1, "TimeoutError")
+    assert _attempts_under_the_default_retry_on(invalid.value) == (1, "ValidationError")
+
+
+@drill_bank
+def test_drill_68_a_node_retry_on_a_toolnode_batch_charges_the_card_again():
+    """Pinned: langgraph 1.2.24, langgraph-prebuilt 1.1.3."""
+    from langgraph.types import RetryPolicy
+
+    charged, drops = [], {"left": 1}
+
+    @tool
+    def charge_once(amount: int) -> str:
+        """Charge the card."""
+        charged.append(amount)
+        return f"charged {amount}"
+
+    @tool
+    def mail_receipt(to: str) -> str:
+        """Mail the receipt (its first attempt drops the connection)."""
+        if drops["left"]:
+            drops["left"] -= 1
+            raise ConnectionError("dropped")
+        return f"mailed {to}"
+
+    graph = StateGraph(MessagesState).add_node(
+        "tools", ToolNode([charge_once, mail_receipt]), retry_policy=RetryPolicy(initial_interval=0.01))
+    calls = tool_calls_message([("charge_once", {"amount": 5}), ("mail_receipt", {"to": "ann"})])
+    result = graph.add_edge(START, "tools").compile().invoke({"messages": [calls]})
+    assert charged == [5, 5] and [m.content for m in result["messages"][1:]] == ["charged 5", "mailed ann"]
+
+
+@drill_bank
+def test_drill_69_a_schema_call_beside_a_tool_call_ends_on_the_unread_tool_message_plain_text_gives_none():
+    """Pinned: langchain 1.5.2, langgraph 1.2.24."""
+    from langchain.agents.structured_output import ToolStrategy
+    from langgraph.errors import GraphRecursionError
+    from pydantic import BaseModel
+
+    agents = agents_module()
+
+    class Trip(BaseModel):
+        city: str
+        price: int
+
+    @tool
+    def find_flight(city: str) -> str:
+        """Find the cheapest flight to a city."""
+        return f"{city}: 120 EUR"
+
+    trip_call = {"name": "Trip", "args": {"city": "Rome", "price": 99}}
+    both = [[{"name": "find_flight", "args": {"city": "Rome"}}, trip_call], "the model speaks again"]
+    result = agents.create_agent(ScriptedChatModel(script=both), [find_flight],
+                                 response_format=ToolStrategy(Trip)).invoke(GO)
+    assert [m.type for m in result["messages"][1:]] == ["ai", "tool", "tool"]
+    assert result["messages"][-1].content == "Rome: 120 EUR"
+    assert result["structured_response"] == Trip(city="Rome", price=99)
+    calls = []
+
+    def plain_text(messages):
+        calls.append(len(messages))
+        return "Rome, 120 EUR."
+
+    plain = agents.create_agent(ScriptedChatModel(script=[plain_text] * 12), [find_flight],
+                                response_format=ToolStrategy(Trip)).invoke(GO)
+    assert plain["structured_response"] is None and plain["messages"][-1].content == "Rome, 120 EUR."
+    calls.clear()
+    talker = agents.create_agent(ScriptedChatModel(script=[plain_text] * 12), [],
+                                 response_format=ToolStrategy(Trip))
+    with pytest.raises(GraphRecursionError):
+        talker.invoke(GO, {"recursion_limit": 10})
+    assert len(calls) == 10
+
+
+@drill_bank
+def test_drill_70_a_tool_hidden_from_the_model_still_runs_and_one_added_for_it_raises_before_the_model():
+    """Pinned: langchain 1.5.2, langgraph 1.2.24."""
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    agents, middleware = agents_module(), middleware_module()
+    refunds = []
+
+    @tool
+    def refund_order(order: str) -> str:
+        """Refund an order."""
+        refunds.append(order)
+        return f"refunded {order}"
+
+    @tool
+    def track_order(order: str) -> str:
+        """Track an order."""
+        return f"order {order}: shipped"
+
+    class CallsAnyTool(ScriptedChatModel):
+        def reply(self, messages, tools=None):
+            return super().reply(messages, [convert_to_openai_tool(t) for t in (find, refund_order)])
+
+    @middleware.wrap_model_call
+    def hide_refunds(request, handler):
+        return handler(request.override(tools=[t for t in request.tools if t.name != "refund_order"]))
+
+    @middleware.wrap_model_call
+    def offer_tracking(request, handler):
+        return handler(request.override(tools=[*request.tools, track_order]))
+
+    script = [[{"name": "refund_order", "args": {"order": "A1"}}], "done"]
+    messages = agents.create_agent(CallsAnyTool(script=script), [find, refund_order],
+                                   middleware=[hide_refunds]).invoke(GO)["messages"]
+    assert refunds == ["A1"] and messages[2].content == "refunded A1"
+    asked = []
+
+    def answer(messages):
+        asked.append(len(messages))
+        return "done"
+
+    adding = agents.create_agent(ScriptedChatModel(script=[answer]), [find], middleware=[offer_tracking])
+    with pytest.raises(ValueError, match=r"Unknown tools: \['track_order'\]"):
+        adding.invoke(GO)
+    assert asked == []
+
+
+@drill_bank
+def test_drill_71_sub_agents_stream_under_their_outer_tasks_or_one_task_and_a_counter_in_a_batch():
+    """langgraph#6714. Pinned: langgraph 1.2.24, langchain 1.5.2."""
+    from helpers.graphs import tool_loop
+
+    agents = agents_module()
+
+    @tool
+    def crawl_site(site: str) -> str:
+        """Crawl a site."""
+        return f"crawled {site}"
+
+    @tool
+    def research(topic: str) -> str:
+        """Research a topic with a sub-agent."""
+        script = [[{"name": "crawl_site", "args": {"site": f"{topic}.org"}}], f"notes on {topic}"]
+        sub_agent = agents.create_agent(ScriptedChatModel(script=script), [crawl_site])
+        return sub_agent.invoke({"messages": [HumanMessage(topic)]})["messages"][-1].content
+
+    two_topics = [[{"name": "research", "args": {"topic": t}} for t in ("a", "b")], tool_results_summary]
+    lead = agents.create_agent(ScriptedChatModel(script=two_topics), [research])
+    call_of_task, inner = {}, {}
+    for namespace, mode, chunk in lead.stream(GO, stream_mode=["tasks", "tools"], subgraphs=True):
+        if mode == "tasks" and not namespace and chunk["name"] == "tools" and "input" in chunk:
+            call_of_task[chunk["id"]] = chunk["input"][0]["id"]
+        elif mode == "tools" and namespace and chunk["event"] == "tool-started":
+            inner[namespace] = (chunk["tool_call_id"], chunk["input"]["site"])
+    mapped = sorted((len(ns), call_of_task[ns[0].split(":", 1)[1]], found) for ns, found in inner.items())
+    assert mapped == [(1, "call_0_0", ("call_0_0", "a.org")), (1, "call_0_1", ("call_0_0", "b.org"))]
+    batch = tool_loop(ScriptedChatModel(script=two_topics).bind_tools([research]), [research])
+    namespaces = {ns for ns, _ in batch.stream(GO, stream_mode="tools", subgraphs=True) if ns}
+    assert sorted(tuple(s.split(":")[0] for s in ns) for ns in namespaces) == [("tools",), ("tools", "1")]
+    assert len({ns[0] for ns in namespaces}) == 1
+
+
+@drill_bank
+def test_drill_72_invoke_v2_gives_a_graph_output_only_for_values_as_a_string_and_a_dict_read_warns():
+    """langgraph#7796. Pinned: langgraph 1.2.24, langchain 1.5.2."""
+    import warnings
+
+    agents = agents_module()
+
+    @tool
+    def delete_report(path: str) -> str:
+        """Delete a report once a person approves."""
+        return f"deleted {path}" if interrupt(f"delete {path}?") == "yes" else f"kept {path}"
+
+    def asking(thread, **options):
+        script = [[{"name": "delete_report", "args": {"path": "q3.pdf"}}], tool_results_summary]
+        agent = agents.create_agent(ScriptedChatModel(script=script), [delete_report],
+                                    checkpointer=InMemorySaver())
+        return agent.invoke(GO, {"configurable": {"thread_id": thread}}, **options)
+
+    v1 = asking("v1")
+    v2 = asking("v2", version="v2")
+    v2_updates = asking("v2 updates", version="v2", stream_mode="updates")
+    v2_listed = asking("v2 listed", version="v2", stream_mode=["values"])
+    assert type(v1) is dict and "__interrupt__" in v1
+    assert type(v2).__name__ == "GraphOutput" and list(v2.value) == ["messages"]
+    assert [i.value for i in v2.interrupts] == ["delete q3.pdf?"]
+    assert isinstance(v2_updates, list)
+    assert v2_updates[-1]["data"]["__interrupt__"][0].value == "delete q3.pdf?"
+    assert isinstance(v2_listed, list) and {p["type"] for p in v2_listed} == {"values"}
+    assert len(v2_listed[-1]["interrupts"]) == 1
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        messages = v2["messages"]
+    assert caught[0].category.__name__ == "LangGraphDeprecatedSinceV11" and messages == v2.value["messages"]
