@@ -5,7 +5,8 @@
 - `city-results`: one tool per shape of result an MCP tool can give back — several text blocks, an
   image, an embedded resource, a resource link, structured content with and without an output
   schema, a returned error, a raised exception, audio (`result_tools()`).
-- `city-practice`: two shapes the lesson's Practice asks about and no cell shows (`practice_tools()`).
+- `city-practice`: shapes no other server has — two the lesson's Practice asks about, and a
+  `-> list[TextContent]` tool for deep dive 6.2 (`practice_tools()`).
 - `city-lowlevel`: written with `mcp`'s low-level `Server` instead of FastMCP — its errors read
   differently, and one tool answers with a JSON-RPC error instead of a result
   (`build_lowlevel_server()`).
@@ -86,7 +87,8 @@ def result_tools() -> list[tuple[Callable[..., Any], dict[str, Any]]]:
     |---|---|---|
     | `temperature` | `int` | one text block `"25"`; `structuredContent={"result": 25}` (output schema) |
     | `forecast` | `list[str]` | two text blocks; `structuredContent={"result": [...]}` |
-    | `weather_record` | a TypedDict | its JSON as text; `structuredContent` = the dict (output schema) |
+    | `weather_record` | a TypedDict | its JSON as text; `structuredContent` = the dict (output schema); |
+    | | | registered with annotations (`ToolAnnotations(title=..., readOnlyHint=True)`) |
     | `weather_record_no_schema` | the same, `structured_output=False` | the same text only |
     | `weather_data_only` | `CallToolResult` | no content blocks, only `structuredContent` |
     | `city_map` | `Image` | one image block (base64 PNG) |
@@ -114,6 +116,7 @@ def result_tools() -> list[tuple[Callable[..., Any], dict[str, Any]]]:
         ResourceLink,
         TextContent,
         TextResourceContents,
+        ToolAnnotations,
     )
 
     class WeatherRecord(TypedDict):
@@ -183,7 +186,8 @@ def result_tools() -> list[tuple[Callable[..., Any], dict[str, Any]]]:
 
     plain: dict[str, Any] = {}
     return [
-        (temperature, plain), (forecast, plain), (weather_record, plain),
+        (temperature, plain), (forecast, plain),
+        (weather_record, {"annotations": ToolAnnotations(title="Weather record", readOnlyHint=True)}),
         (weather_record_no_schema, {"structured_output": False}), (weather_data_only, plain),
         (city_map, plain), (city_guide, plain), (city_report, plain), (city_sounds, plain),
         (find_order, plain), (cancel_order, plain), (fail_silently, plain),
@@ -197,6 +201,7 @@ def practice_tools() -> list[tuple[Callable[..., Any], dict[str, Any]]]:
     |---|---|---|
     | `weather_as_dict` | the record, as `-> dict` | its JSON as text; no `structuredContent` (no schema) |
     | `street_recording` | `CallToolResult` | `isError=True`, a text block and an audio block |
+    | `forecast_blocks` | `list[TextContent]` | two text blocks; `structuredContent={"result": [...]}` |
 
     Example:
         ```python
@@ -219,7 +224,11 @@ def practice_tools() -> list[tuple[Callable[..., Any], dict[str, Any]]]:
             AudioContent(type="audio", data=base64.b64encode(b"RIFF").decode(), mimeType="audio/wav"),
         ])
 
-    return [(weather_as_dict, {}), (street_recording, {})]
+    def forecast_blocks(city: str) -> list[TextContent]:
+        """Today's sky and temperature in a city, as two MCP text blocks."""
+        return [TextContent(type="text", text=f"{city}: {part}") for part in WEATHER.get(city, "unknown").split(", ")]
+
+    return [(weather_as_dict, {}), (street_recording, {}), (forecast_blocks, {})]
 
 
 SIGN_IN_URL = "https://example.com/sign-in"

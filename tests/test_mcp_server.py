@@ -85,10 +85,15 @@ def test_result_tools_return_what_their_table_says():
     assert tools["fail_silently"]("Paris").isError and tools["fail_silently"]("Paris").content == []
 
 
-def test_only_weather_record_no_schema_is_registered_without_structured_output():
+def test_weather_record_has_annotations_and_only_its_no_schema_twin_is_registered_without_structured_output():
+    from mcp.types import ToolAnnotations
+
     options = {function.__name__: opts for function, opts in mcp_server.result_tools()}
-    assert {name for name, opts in options.items() if opts} == {"weather_record_no_schema"}
-    assert options["weather_record_no_schema"] == {"structured_output": False}
+    assert {name: opts for name, opts in options.items() if opts} == {
+        "weather_record": {"annotations": ToolAnnotations(title="Weather record", readOnlyHint=True)},
+        "weather_record_no_schema": {"structured_output": False}}
+    listed = asyncio.run(mcp_server.build_server(mcp_server.RESULTS_SERVER_NAME).list_tools())
+    assert {tool.name for tool in listed if tool.annotations} == {"weather_record"}
 
 
 def test_the_png_is_a_one_pixel_png():
@@ -103,14 +108,18 @@ def test_build_server_refuses_an_unknown_name_and_lists_the_known_ones():
         mcp_server.build_server("nope")
 
 
-def test_the_practice_server_has_a_bare_dict_tool_without_output_schema_and_an_error_with_audio():
+def test_the_practice_server_has_a_bare_dict_tool_an_error_with_audio_and_a_list_of_text_content_tool():
+    from mcp.types import TextContent
+
     listed = asyncio.run(mcp_server.build_server(mcp_server.PRACTICE_SERVER_NAME).list_tools())
-    assert [(tool.name, tool.outputSchema) for tool in listed] == [
-        ("weather_as_dict", None), ("street_recording", None)]
+    assert [(tool.name, tool.outputSchema is not None) for tool in listed] == [
+        ("weather_as_dict", False), ("street_recording", False), ("forecast_blocks", True)]
     tools = {function.__name__: function for function, _ in mcp_server.practice_tools()}
     assert tools["weather_as_dict"]("Paris") == {"city": "Paris", "sky": "sunny", "temp_c": 25}
     recording = tools["street_recording"]("Paris")
     assert recording.isError and [item.type for item in recording.content] == ["text", "audio"]
+    assert tools["forecast_blocks"]("Paris") == [TextContent(type="text", text="Paris: sunny"),
+                                                 TextContent(type="text", text="Paris: 25 °C")]
 
 
 def test_the_lowlevel_server_is_mcps_own_server_class_with_two_tools():

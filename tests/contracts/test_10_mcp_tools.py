@@ -649,6 +649,10 @@ def test_several_text_items_stay_separate_blocks_and_text_joins_them_with_no_sep
 
 @lesson
 def test_an_image_item_becomes_a_base64_image_block(shapes):
+    """Pinned: langchain-mcp-adapters 0.3.2, mcp 1.30.0, langchain-core 1.8.3. The block's keys are
+    type, id, base64 and mime_type, nothing else (printed in deep dive 6.2)."""
+    (with_id,) = shapes["messages"]["city_map"].content
+    assert set(with_id) == {"type", "id", "base64", "mime_type"} and LC_ID.fullmatch(with_id["id"])
     (block,) = _without_ids(shapes["messages"]["city_map"].content)
     data = shapes["raw"]["city_map"].content[0].data
     assert block == {"type": "image", "base64": data, "mime_type": "image/png"}
@@ -1378,3 +1382,49 @@ def test_the_clients_handle_tool_errors_applies_to_get_tools_not_to_load_mcp_too
     from_get_tools, on_session = asyncio.run(scenario())
     assert type(from_get_tools).__name__ == "_MCPToolExecutionError" and str(from_get_tools) == "no order 42"
     assert (_only_message(on_session).status, _only_message(on_session).text) == ("error", "no order 42")
+
+
+# -- deep dive 6.2: an annotation made of MCP content types still gets an output schema ------------
+@lesson
+def test_a_list_of_text_content_return_gets_an_output_schema_so_both_blocks_and_a_result_artifact():
+    """Pinned: mcp 1.30.0, langchain-mcp-adapters 0.3.2, langchain-core 1.8.3, langgraph 1.2.24.
+    FastMCP reads `-> list[TextContent]` like any annotation that says what the list holds: an output
+    schema, the list wrapped as {"result": [...]}; the adapter keeps both text blocks, in order."""
+
+    async def scenario(tools):
+        listed = await mcp_server.build_server(mcp_server.PRACTICE_SERVER_NAME).list_tools()
+        schema = next(tool for tool in listed if tool.name == "forecast_blocks").outputSchema
+        output = await ToolNode(tools).ainvoke(_one_call("forecast_blocks", city="Paris"), runtime=Runtime())
+        return schema, _only_message(output)
+
+    schema, message = _run_with_tools(mcp_server.PRACTICE_SERVER_NAME, scenario)
+    assert schema["required"] == ["result"] and schema["properties"]["result"]["type"] == "array"
+    assert message.status == "success"
+    assert _without_ids(message.content) == [{"type": "text", "text": "Paris: sunny"},
+                                             {"type": "text", "text": "Paris: 25 °C"}]
+    assert message.artifact == {"structured_content": {"result": [
+        {"type": "text", "text": "Paris: sunny", "annotations": None, "_meta": None},
+        {"type": "text", "text": "Paris: 25 °C", "annotations": None, "_meta": None}]}}
+
+
+# -- deep dive 6.4: annotations become metadata; the output schema goes nowhere ---------------------
+@lesson
+def test_mcp_tool_annotations_become_the_tools_metadata_and_its_output_schema_goes_nowhere(shapes):
+    """Pinned: langchain-mcp-adapters 0.3.2, mcp 1.30.0, langchain-core 1.8.3, langchain-openai 1.7.4.
+    `weather_record` is listed with ToolAnnotations(title=..., readOnlyHint=True) and an output schema:
+    the annotations are the LangChain tool's metadata (None for a tool without them); the output schema
+    is neither in the metadata nor in what ChatOpenAI's bind_tools sends the model."""
+    from helpers.openai_endpoint import ScriptedOpenAIEndpoint
+
+    listing, tool = shapes["listed"]["weather_record"], by_name(shapes["tools"])["weather_record"]
+    assert listing.annotations is not None and "temp_c" in listing.outputSchema["properties"]
+    assert tool.metadata == {"title": "Weather record", "readOnlyHint": True, "destructiveHint": None,
+                             "idempotentHint": None, "openWorldHint": None}
+    assert by_name(shapes["tools"])["weather_record_no_schema"].metadata is None
+    with ScriptedOpenAIEndpoint(["done"]) as endpoint:
+        _endpoint_llm(endpoint).bind_tools([tool]).invoke("Weather in Paris?")
+    (sent,) = endpoint.requests[0]["tools"]
+    assert sent == {"type": "function", "function": {
+        "name": "weather_record", "description": "Today's weather in a city as a record.",
+        "parameters": {"properties": {"city": {"type": "string"}}, "required": ["city"], "type": "object"}}}
+    assert "temp_c" not in json.dumps(sent) + json.dumps(tool.metadata)
