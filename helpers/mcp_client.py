@@ -40,7 +40,8 @@ def server_parameters(module: str = "helpers.mcp_server", *, server: str | None 
 
     Using `sys.executable` (not a bare `python`) makes the server run in the same environment as
     the notebook, where `helpers` and `mcp` are installed. `server` names one of the module's
-    servers (`helpers.mcp_server` has `city-guide`, its default, and `city-results`).
+    servers (`helpers.mcp_server.SERVER_NAMES`: `city-guide`, the default, then `city-results`,
+    `city-practice` and `city-lowlevel`).
 
     Example:
         ```python
