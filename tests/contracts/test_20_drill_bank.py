@@ -1684,3 +1684,90 @@ def test_drill_72_invoke_v2_gives_a_graph_output_only_for_values_as_a_string_and
         warnings.simplefilter("always")
         messages = v2["messages"]
     assert caught[0].category.__name__ == "LangGraphDeprecatedSinceV11" and messages == v2.value["messages"]
+
+
+def _mcp_results_tools(**load_options):
+    """The course's `city-results` MCP server, in this process, its tools loaded by the adapter."""
+    pytest.importorskip("langchain_mcp_adapters", reason="langchain-mcp-adapters is not installed")
+    from helpers.mcp_client import in_process_tools
+    from helpers.mcp_server import RESULTS_SERVER_NAME
+
+    return in_process_tools(server=RESULTS_SERVER_NAME, **load_options)
+
+
+def _chat_openai(endpoint):
+    from langchain_openai import ChatOpenAI
+
+    return ChatOpenAI(model="gpt-4o", base_url=endpoint.base_url, api_key="unused", use_responses_api=False)
+
+
+@drill_bank
+def test_drill_73_an_mcp_error_keeps_no_artifact_and_chatopenai_sends_only_the_blocks():
+    """langchain-mcp-adapters#619. Pinned: langchain-mcp-adapters 0.3.2, mcp 1.30.0, langchain-openai
+    1.7.4, langchain-core 1.8.3."""
+    from helpers.openai_endpoint import ScriptedOpenAIEndpoint
+
+    calls = tool_calls_message([("find_order", {"order_id": 42}), ("weather_record", {"city": "Paris"}),
+                                ("weather_data_only", {"city": "Paris"})])
+
+    async def answers():
+        async with _mcp_results_tools() as tools:
+            return await ToolNode(tools).ainvoke([calls], runtime=RT)
+
+    error, record, data_only = asyncio.run(answers())
+    assert (error.status, error.text, error.artifact) == ("error", "no order 42", None)
+    assert record.status == "success" and data_only.status == "success" and data_only.content == []
+    assert record.artifact == {"structured_content": {"city": "Paris", "sky": "sunny", "temp_c": 25}}
+    with ScriptedOpenAIEndpoint(["unused", "ok"]) as endpoint:
+        _chat_openai(endpoint).invoke([HumanMessage("Go on."), calls, error, record, data_only])
+    sent = [m for m in endpoint.requests[0]["messages"] if m["role"] == "tool"]
+    assert [m["content"] for m in sent] == [[{"type": "text", "text": "no order 42"}],
+                                           [{"type": "text", "text": record.text}], []]
+    assert all(set(m) == {"role", "content", "tool_call_id"} for m in sent)
+
+
+@drill_bank
+@pytest.mark.parametrize("load_options", [{}, {"handle_tool_errors": False}], ids=["defaults", "errors off"])
+def test_drill_74_a_resource_link_makes_create_agents_next_chatopenai_call_raise_under_either_setting(
+        load_options):
+    """langchain-mcp-adapters#606, #591. Pinned: langchain-mcp-adapters 0.3.2, mcp 1.30.0,
+    langchain-openai 1.7.4, langchain 1.5.2."""
+    from helpers.openai_endpoint import ScriptedOpenAIEndpoint
+
+    script = [[{"name": "city_report", "args": {"city": "Paris"}}], tool_results_summary]
+
+    async def run():
+        async with _mcp_results_tools(**load_options) as tools:
+            with ScriptedOpenAIEndpoint(script) as endpoint:
+                agent = agents_module().create_agent(_chat_openai(endpoint), tools)
+                with pytest.raises(ValueError, match="OpenAI Chat Completions does not support file URLs"):
+                    await agent.ainvoke({"messages": [HumanMessage("Where is the report on Paris?")]})
+        return len(endpoint.requests)
+
+    assert asyncio.run(run()) == 1  # the tool ran; the next model call was refused before it was sent
+
+
+@drill_bank
+def test_drill_74_an_adapter_interceptor_that_writes_resource_links_as_text_lets_the_run_finish():
+    """Pinned: langchain-mcp-adapters 0.3.2, mcp 1.30.0, langchain-openai 1.7.4, langchain 1.5.2."""
+    from mcp.types import ResourceLink, TextContent
+
+    from helpers.openai_endpoint import ScriptedOpenAIEndpoint
+
+    async def links_as_text(request, handler):
+        result = await handler(request)
+        result.content = [TextContent(type="text", text=f"{item.name}: {item.uri}")
+                          if isinstance(item, ResourceLink) else item for item in result.content]
+        return result
+
+    script = [[{"name": "city_report", "args": {"city": "Paris"}}], tool_results_summary]
+
+    async def run():
+        async with _mcp_results_tools(tool_interceptors=[links_as_text]) as tools:
+            with ScriptedOpenAIEndpoint(script) as endpoint:
+                agent = agents_module().create_agent(_chat_openai(endpoint), tools)
+                result = await agent.ainvoke({"messages": [HumanMessage("Where is the report on Paris?")]})
+        return result, len(endpoint.requests)
+
+    result, requests = asyncio.run(run())
+    assert requests == 2 and result["messages"][-1].text == "report.pdf: https://example.com/paris/report.pdf"

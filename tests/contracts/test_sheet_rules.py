@@ -36,6 +36,7 @@ lesson_03 = pytest.mark.lesson("03_builtin_toolnode")
 lesson_04 = pytest.mark.lesson("04_tools_condition_loop")
 lesson_07 = pytest.mark.lesson("07_inside_toolnode")
 lesson_08 = pytest.mark.lesson("08_interceptors")
+lesson_10 = pytest.mark.lesson("10_mcp_tools")
 lesson_14 = pytest.mark.lesson("15_what_a_tool_sees")
 RT = Runtime()
 
@@ -163,7 +164,7 @@ def test_a_retry_wrapper_gets_an_error_message_under_an_unannotated_callable_pol
     assert seen == ["error"] and answer.content == "handled ZeroDivisionError"
 
 
-# -- agent sheet, rule 22: execution_info and the node's tools in create_agent --------------------------
+# -- agent sheet, rule 29: execution_info and the node's tools in create_agent --------------------------
 @lesson_14
 def test_execution_info_carries_the_thread_run_and_task_ids_and_the_node_attempt():
     from langchain.agents import create_agent
@@ -192,7 +193,7 @@ def test_execution_info_carries_the_thread_run_and_task_ids_and_the_node_attempt
     assert seen["tools"] == ["peek", "other"] and seen["server"] is None  # the node's tools, every one
 
 
-# -- agent sheet, rule 23: a missing store behind InjectedStore, with an interceptor -------------------
+# -- agent sheet, rule 30: a missing store behind InjectedStore, with an interceptor -------------------
 @tool
 def save_note(text: str, store: Annotated[BaseStore, InjectedStore()]) -> str:
     """Save a note."""
@@ -222,7 +223,7 @@ def test_with_an_interceptor_every_policy_but_the_default_and_false_answers_a_mi
     assert STORE_ERROR in answer.content or answer.content.startswith(("Tool failed.", "handled"))
 
 
-# -- agent sheet, rule 24: a typed ToolRuntime given a dataclass of another type ------------------------
+# -- agent sheet, rule 31: a typed ToolRuntime given a dataclass of another type ------------------------
 @dataclasses.dataclass
 class Ctx:
     user: str = "guest"
@@ -285,3 +286,24 @@ def test_under_extra_forbid_an_undeclared_tool_call_id_is_still_filled():
 
     answer = run_lookup(lookup)
     assert (answer.status, answer.content) == ("success", "q c1")
+
+
+# -- agent sheet, rule 2: neither adapter setting catches what is no ToolException (a closed session) --
+@lesson_10
+@pytest.mark.parametrize("handle_tool_errors", [True, False])
+def test_a_closed_session_raises_closed_resource_error_under_either_adapter_setting(handle_tool_errors):
+    """An MCP tool called after its session closed raises anyio's ClosedResourceError whether the adapter
+    handles tool errors or not: only a ToolException reaches the adapter's handler, and ToolNode's default
+    policy lets it through. Pinned: langchain-mcp-adapters 0.3.2, mcp 1.30.0, langgraph 1.2.24."""
+    anyio = pytest.importorskip("anyio")
+    pytest.importorskip("langchain_mcp_adapters", reason="langchain-mcp-adapters is not installed")
+    from helpers.mcp_client import in_process_tools
+    from helpers.mcp_server import SERVER_NAME
+
+    async def call_after_close():
+        async with in_process_tools(server=SERVER_NAME, handle_tool_errors=handle_tool_errors) as tools:
+            pass
+        await ToolNode(tools).ainvoke([ai(call("lookup_weather", city="Paris"))], runtime=RT)
+
+    with pytest.raises(anyio.ClosedResourceError):
+        asyncio.run(call_after_close())
