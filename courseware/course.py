@@ -157,7 +157,8 @@ LESSONS: tuple[Lesson, ...] = (
     Lesson(
         11, 'notebooks/11_the_step_model.ipynb', 'The step model', None,
         'one super-step: tasks, reads as of the step start, writes at the barrier; a checkpoint per step '
-        'and pending writes; what interrupt() and a resume run again; durability, retry_policy, @task',
+        'and pending writes; what interrupt() and a resume run again; durability, retry_policy, @task, '
+        'error handlers',
     ),
     Lesson(
         12, 'notebooks/12_streaming_and_stopping.ipynb', 'Streaming and stopping', None,

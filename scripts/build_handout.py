@@ -51,7 +51,7 @@ benchmark tables, the instructor's kit) is in the site only."""
 CHEATSHEETS = {"en": "docs/cheatsheet.en.md", "zh": "docs/cheatsheet.zh.md",
                "agent-en": "docs/cheatsheet-agent.en.md", "agent-zh": "docs/cheatsheet-agent.zh.md"}
 """The one-page sheets, each printed as `cheatsheet-<key>.pdf`: ToolNode's rules, then the rules of
-tools in a running agent (lessons 12–16), each in English and Chinese."""
+the engine underneath and tools in a running agent (lessons 10–18), each in English and Chinese."""
 SHEET_LABELS = {"en": "ToolNode (en)", "zh": "ToolNode (zh)", "agent-en": "a running agent (en)",
                 "agent-zh": "a running agent (zh)"}
 MARGIN = {"top": "12mm", "bottom": "14mm", "left": "12mm", "right": "12mm"}
