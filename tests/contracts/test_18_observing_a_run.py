@@ -156,6 +156,26 @@ def test_each_channel_reports_its_point_of_a_tools_step_in_order():
 
 
 @lesson
+@pytest.mark.parametrize("mode", ["values", "checkpoints"])
+def test_astream_events_sends_values_or_checkpoints_as_the_roots_on_chain_stream_if_passed_as_stream_mode(mode):
+    """Section 1's table: the barrier's and the checkpoint's chunks reach `astream_events` only as
+    the root run's `on_chain_stream`, and only when passed as `stream_mode`; the same chunks as
+    `stream()` sends. Pinned: langgraph 1.2.24, langchain 1.5.2, langchain-core 1.8.3."""
+    def key(chunk):
+        return len(chunk["messages"]) if mode == "values" else (chunk["metadata"]["step"], chunk["next"])
+
+    def roots(events):
+        return [e["data"]["chunk"] for e in events if e["event"] == "on_chain_stream" and not e["parent_ids"]]
+
+    agent = _agent([("lookup", {"query": "a"})], [lookup])
+    streamed = [key(c) for c in agent.stream(GO, _thread("s"), stream_mode=mode)]
+    assert [key(c) for c in roots(_events(agent, config=_thread("e"), stream_mode=mode))] == streamed
+    assert len(streamed) == (4 if mode == "values" else 5)
+    without = roots(_events(agent, config=_thread("n")))  # the default, "updates", instead
+    assert [list(c) for c in without] == [["model"], ["tools"], ["model"]]
+
+
+@lesson
 def test_a_checkpoint_lists_the_next_steps_tasks_by_the_ids_the_tasks_mode_then_reports():
     """Pinned: langgraph 1.2.24, langchain 1.5.2."""
     chunks = _timeline(_agent([("lookup", {"query": "Paris"})], [lookup]))
@@ -388,6 +408,19 @@ def test_astream_events_a_run_carries_its_own_tags_and_the_configs_but_not_its_n
 
 
 @lesson
+def test_astream_events_a_nodes_sequence_tags_each_run_directly_under_it_with_its_place_not_the_runs_below():
+    """`seq:step:1` on each tool run directly under the `tools` node (the node's own code is the first
+    step of its sequence); a sub-agent a tool runs does not inherit it.
+    Pinned: langchain-core 1.8.3, langgraph 1.2.24, langgraph-prebuilt 1.1.3, langchain 1.5.2."""
+    graph = _flaky_loop(("lookup", {"query": "a"}), ("flaky", {"query": "b"}), handle_tool_errors=True)
+    tool_tags = {e["name"]: e["tags"] for e in _events(graph) if e["event"] == "on_tool_start"}
+    assert tool_tags == {"lookup": ["seq:step:1"], "flaky": ["seq:step:1"]}
+    agent = create_agent(ScriptedChatModel(script=[_turn(("research", {"topic": "a"})), "ok"]), [research])
+    (researcher,) = [e for e in _events(agent) if e["event"] == "on_chain_start" and e["name"] == "researcher"]
+    assert researcher["tags"] == []
+
+
+@lesson
 def test_astream_events_with_config_tags_reach_every_run_below():
     """Pinned: langchain-core 1.8.3, langgraph 1.2.24, langchain 1.5.2."""
     agent = create_agent(ScriptedChatModel(script=[_turn(("lookup", {"query": "a"})), "ok"]), [lookup])
@@ -563,6 +596,64 @@ def test_a_checkpoint_event_holds_most_of_get_states_fields():
     assert checkpoints[2]["metadata"] == {"source": "loop", "step": 1, "parents": {}}
     assert checkpoints[2]["next"] == ["tools"] and sorted(checkpoints[2]["tasks"][0]) == [
         "id", "interrupts", "name", "state"]
+
+
+def _fails_once():
+    calls = []
+
+    @tool
+    def flaky_once(query: str) -> str:
+        """A lookup whose service is down the first time."""
+        calls.append(query)
+        if len(calls) == 1:
+            raise ConnectionError("service down")
+        return "ok"
+
+    return flaky_once
+
+
+def _sent_again(kind):
+    """A checkpointed agent whose turn calls `lookup` and a tool that stops the step (`flaky_once`
+    raises the first time; `delete` interrupts); then the retry (`None`) or the resume. Returns the
+    checkpoints the second call sent and the thread's history length before and after it."""
+    second = _fails_once() if kind == "retry" else delete
+    agent = _agent([("lookup", {"query": "a"}), (second.name, {"query": "b"} if kind == "retry" else {"path": "x"})],
+                   [lookup, second])
+    config = _thread(kind)
+    try:
+        agent.invoke(GO, config)
+    except ConnectionError:
+        pass
+    before = len(list(agent.get_state_history(config)))
+    sent = list(agent.stream(None if kind == "retry" else Command(resume="yes"), config, stream_mode="checkpoints"))
+    return sent, before, len(list(agent.get_state_history(config)))
+
+
+@lesson
+@pytest.mark.parametrize("kind", ["resume", "retry"])
+def test_a_resume_or_a_retry_sends_the_checkpoint_it_starts_from_again_without_saving_it_twice(kind):
+    """Steps 1, 2, 3 are sent; only 2 and 3 are new in the thread's history.
+    Pinned: langgraph 1.2.24, langchain 1.5.2."""
+    sent, before, after = _sent_again(kind)
+    assert [c["metadata"]["step"] for c in sent] == [1, 2, 3] and after - before == 2
+
+
+@lesson
+@pytest.mark.parametrize("kind", ["resume", "retry"])
+def test_in_a_checkpoint_sent_again_a_finished_tasks_dict_adds_result_a_failed_ones_has_error_not_interrupts(kind):
+    """A fresh checkpoint's task dicts are {id, name, interrupts, state}; in the one sent again the
+    finished sibling's adds `result`, the failed task's has `error` and no `interrupts`, the
+    interrupted task's lists its interrupt. Pinned: langgraph 1.2.24, langchain 1.5.2."""
+    sent, _, _ = _sent_again(kind)
+    finished, stopped = sent[0]["tasks"]
+    assert sorted(finished) == ["id", "interrupts", "name", "result", "state"]
+    assert [m.content for m in finished["result"]["messages"]] == ["found a"]
+    if kind == "retry":
+        assert sorted(stopped) == ["error", "id", "name", "state"] and "service down" in stopped["error"]
+    else:
+        assert sorted(stopped) == ["id", "interrupts", "name", "state"]
+        assert [i["value"] for i in stopped["interrupts"]] == ["delete x?"]
+    assert all(sorted(t) == ["id", "interrupts", "name", "state"] for c in sent[1:] for t in c["tasks"])
 
 
 @lesson
@@ -1054,13 +1145,14 @@ class _Pair(typing.TypedDict, total=False):
     b: int
 
 
-def _inner_chunks(outer_run, **mode):
+def _inner_chunks(outer_run, pass_config=False, **mode):
     inner = (StateGraph(_Pair).add_node("n1", lambda state: {"a": 1}).add_node("n2", lambda state: {"b": 2})
              .add_edge(START, "n1").add_edge("n1", "n2").compile())
     collected = []
 
-    async def outer(state):
-        collected.append([chunk async for chunk in inner.astream({"a": 0}, **mode)])
+    async def outer(state, config):
+        passed = {"config": config} if pass_config else {}
+        collected.append([chunk async for chunk in inner.astream({"a": 0}, **passed, **mode)])
         return {}
 
     graph = StateGraph(_Pair).add_node(outer).add_edge(START, "outer").compile()
@@ -1089,8 +1181,26 @@ def test_a_graph_streamed_inside_a_node_yields_the_mode_its_caller_passed(outer_
 @lesson
 @pytest.mark.parametrize("outer_run", ["astream_events", "values", "updates"])
 def test_a_graph_streamed_inside_a_node_without_a_mode_yields_updates(outer_run):
-    """A compiled StateGraph's default stream mode, not the outer run's. Pinned: langgraph 1.2.24."""
+    """A compiled StateGraph's default stream mode, not the outer run's, when the inner call gets no
+    config. Pinned: langgraph 1.2.24."""
     assert _inner_chunks(outer_run) == [{"n1": {"a": 1}}, {"n2": {"b": 2}}]
+
+
+@lesson
+@pytest.mark.parametrize("outer_run", ["astream_events", "values", "updates"])
+def test_a_graph_streamed_inside_a_node_given_the_nodes_config_and_no_mode_yields_values(outer_run):
+    """The node's config holds its task id, and `stream()` defaults to "values" for a graph called as
+    a node ("if being called as a node in another graph, default to values mode"). Pinned: langgraph
+    1.2.24."""
+    assert _inner_chunks(outer_run, pass_config=True) == [{"a": 0}, {"a": 1}, {"a": 1, "b": 2}]
+
+
+@lesson
+@pytest.mark.parametrize("outer_run", ["astream_events", "values"])
+def test_a_graph_streamed_inside_a_node_given_the_nodes_config_and_a_mode_yields_that_mode(outer_run):
+    """Since langgraph#4806 (for langgraph#2351) a mode passed wins over the node default. Pinned:
+    langgraph 1.2.24."""
+    assert _inner_chunks(outer_run, pass_config=True, stream_mode="updates") == [{"n1": {"a": 1}}, {"n2": {"b": 2}}]
 
 
 @lesson
