@@ -9,17 +9,20 @@ an `__error__` or `__interrupt__` record), from the top of its node, replaying a
 keeping what was saved under the task's own checkpoint (a subgraph's finished steps); between two
 questions of one node, `get_state().next` is still that node. The deep dives pin `durability=` (an
 exception and a killed process, with saves that take time), a node's `retry_policy` beside a retry
-around the call with `default_retry_on`'s classes, `@task` results replayed by call order, and a
-node's `error_handler`: a task of its own in the failed step, run again on a resume after a sibling's
-pause or failure with its first write dropped (langgraph#9002), and bounded by no node timeout
-(langgraph#8842).
+around the call with `default_retry_on`'s classes, `@task` results replayed by call order on a
+resume (saved but run again by a node retry's next attempt), and a node's `error_handler`: a node per
+node from `add_node`, one shared node from `set_node_defaults`, a task of its own in the failed step
+that does not fail it (no sibling cancelled, nothing raised; `get_state()` shows neither its task
+nor its write), run again on a resume after a sibling's pause or failure with its first write
+dropped (langgraph#9002), and bounded by no node timeout (langgraph#8842). Step -1 holds the input
+outside `values`; a node timeout on a Send-fed ToolNode is refused under `invoke`.
 
 Pinned: langgraph 1.2.24, langgraph-prebuilt 1.1.3, langchain 1.5.2, langchain-core 1.8.3. Run
 beside the pins (the compatibility matrix's releases, each resolved as scripts/compat.py resolves it):
 every test also holds on langgraph 1.1.10 (prebuilt 1.0.13, langchain 1.2.18), on langgraph 1.0.10
 (prebuilt 1.0.8, langchain 1.2.10) and on the pins with langchain-core 1.8.0, with two exceptions:
-node error handlers are new in langgraph 1.2 (their tests are skipped before it), and on those
-releases (0.6.11 too) `next` was `()` between two questions of one node (langgraph#6956), so
+node error handlers and node timeouts are new in langgraph 1.2 (their tests are skipped before it),
+and on those releases (0.6.11 too) `next` was `()` between two questions of one node (langgraph#6956), so
 `test_get_state_next_after_the_first_of_two_interrupts_in_one_node_is_still_that_node` fails there.
 On langgraph 0.6.11 (prebuilt 0.6.5, langchain 0.3) the other step model, durability and `@task`
 tests hold; `create_agent`,
@@ -250,6 +253,25 @@ def test_the_history_holds_the_input_checkpoint_and_one_per_step_each_naming_the
         (-1, "input", ("__start__",), []),
     ]
 
+
+
+@lesson
+def test_the_input_checkpoint_holds_no_values_yet_the_start_task_of_step_0_writes_the_input():
+    """Step -1 holds the input in the `__start__` channel, not in `values`, however much the input
+    holds; step 0 (the `__start__` task) writes it into the state keys, so the first node runs in step 1.
+    Pinned: langgraph 1.2.24; also holds on langgraph 1.1.10, 1.0.10 and 0.6.11."""
+    graph = StateGraph(Log).add_node("n", lambda state: {"log": ["n"]}).add_edge(START, "n")
+    graph = graph.compile(checkpointer=InMemorySaver())
+    config = _thread("input")
+    graph.invoke({"log": ["input"]}, config)
+    history = list(graph.get_state_history(config))
+    assert [(s.metadata["step"], s.metadata["source"], s.next, s.values["log"]) for s in history] == [
+        (1, "loop", (), ["input", "n"]),
+        (0, "loop", ("n",), ["input"]),
+        (-1, "input", ("__start__",), []),
+    ]
+    saved_input = graph.checkpointer.get_tuple(history[-1].config).checkpoint["channel_values"]
+    assert saved_input == {"__start__": {"log": ["input"]}}
 
 def _jobs(runs: Counter, service: dict, charge_done: threading.Event):
     """Section 2's graph: Send tasks charge and notify; notify fails (once charge is done) while down."""
@@ -629,6 +651,33 @@ def _note_tools(recorder: CallRecorder):
 
     return write_note, read_note
 
+
+
+def _ping_per_call_with_a_timeout():
+    @tool
+    def ping(x: int) -> str:
+        """Ping."""
+        return "pong"
+
+    message = AIMessage("", tool_calls=[{"name": "ping", "args": {"x": 1}, "id": "c1"}])
+    graph = StateGraph(MessagesState).add_node("tools", ToolNode([ping]), timeout=1.0)
+    graph.add_conditional_edges(START, lambda state: [Send("tools", [c]) for c in message.tool_calls],
+                                ["tools"])
+    return graph.compile(), {"messages": [message]}
+
+
+@lesson
+def test_a_node_timeout_on_a_toolnode_fed_one_send_per_call_is_refused_under_invoke():
+    """A node timeout bounds each call of a Send-fed tools node only under `ainvoke`; `invoke` refuses
+    it when the run reaches the node (lesson 02 pins the per-call bound). Pinned: langgraph 1.2.24
+    (node timeouts are new in 1.2)."""
+    if not hasattr(StateGraph, "set_node_defaults"):
+        pytest.skip("node timeouts are new in langgraph 1.2")
+    graph, state = _ping_per_call_with_a_timeout()
+    with pytest.raises(ValueError, match="Node timeouts are only supported for async nodes"):
+        graph.invoke(state)
+    result = asyncio.run(graph.ainvoke(state))
+    assert [m.content for m in result["messages"]] == ["", "pong"]
 
 def _note_state():
     from langchain.agents import AgentState
@@ -1243,6 +1292,41 @@ def test_a_change_a_task_makes_to_a_mutable_argument_is_not_replayed_on_resume()
     assert seen == [(1, 1), (1, 0)]  # the resume got the saved return value; the list stayed empty
 
 
+
+@lesson
+def test_a_task_called_in_a_failed_attempt_is_saved_but_a_node_retry_runs_it_again():
+    """A failed attempt's own writes are discarded, but a `@task` it called is saved as a pending write;
+    the next attempt does not reuse it: a retry restarts the numbering of interrupt()s, not of task
+    calls, so the call gets the next number and runs again. Pinned: langgraph 1.2.24; also holds on
+    langgraph 1.1.10, 1.0.10 and 0.6.11."""
+    from langgraph.func import task
+
+    runs, saved = Counter(), []
+
+    @task
+    def pay(amount: int) -> str:
+        runs["pay"] += 1
+        return f"paid {amount}"
+
+    def node(state: Log):
+        runs["node"] += 1
+        receipt = pay(5).result()
+        if runs["node"] == 1:
+            raise ConnectionError("dropped after paying")
+        return {"log": [receipt]}
+
+    class Spy(InMemorySaver):
+        def put_writes(self, config, writes, task_id, task_path=""):
+            saved.extend((task_path, channel) for channel, _ in writes)
+            return super().put_writes(config, writes, task_id, task_path)
+
+    retry = RetryPolicy(initial_interval=0.01, retry_on=ConnectionError)
+    graph = StateGraph(Log).add_node("n", node, retry_policy=retry).add_edge(START, "n")
+    assert graph.compile(checkpointer=Spy()).invoke({"log": []}, _thread("retry")) == {"log": ["paid 5"]}
+    assert runs == {"node": 2, "pay": 2}
+    task_results = [path for path, channel in saved if channel == "__return__"]
+    assert len(task_results) == 2 and task_results[0] != task_results[1]
+
 # -- 8. deep dive: a node's error handler --------------------------------------------------------------
 # `add_node(..., error_handler=...)` and `set_node_defaults` are new in langgraph 1.2: on older releases
 # these tests are skipped.
@@ -1415,3 +1499,76 @@ def test_a_node_timeout_does_not_bound_the_nodes_error_handler(where):
     except NodeTimeoutError as error:
         pytest.fail(f"the timeout reached the handler: {error}")
     assert result == {"x": 1}
+
+
+@lesson
+@needs_error_handlers
+def test_add_node_makes_one_handler_node_per_node_set_node_defaults_one_shared_node():
+    """Pinned: langgraph 1.2.24 (error handlers are new in 1.2)."""
+
+    def bad(state: Log):
+        raise ValueError("bad")
+
+    def handler(state: Log):
+        return {"log": ["handled"]}
+
+    own = StateGraph(Log).add_node("bad", bad, error_handler=handler)
+    own.add_node("worse", bad, error_handler=handler)
+    shared = StateGraph(Log).set_node_defaults(error_handler=handler)
+    shared.add_node("bad", bad).add_node("worse", bad)
+    for graph in (own, shared):
+        graph.add_edge(START, "bad").add_edge(START, "worse")
+    assert sorted(own.compile().nodes) == ["__error_handler__bad", "__error_handler__worse", "__start__",
+                                           "bad", "worse"]
+    assert sorted(shared.compile().nodes) == ["__default_error_handler__", "__start__", "bad", "worse"]
+
+
+@lesson
+@needs_error_handlers
+def test_under_ainvoke_a_failure_routed_to_a_handler_raises_nothing_and_its_sibling_is_not_cancelled():
+    """Unlike an unhandled failure (section 2), a handled one does not fail the step: the sibling
+    waits for the handler to have run, then finishes. Pinned: langgraph 1.2.24 (new in 1.2)."""
+    fate = {}
+
+    async def run():
+        handled = asyncio.Event()
+
+        async def a(state: Log):
+            raise ValueError("a failed")
+
+        async def handler(state: Log):
+            handled.set()
+            return {"log": ["handler"]}
+
+        async def b(state: Log):
+            try:
+                await asyncio.wait_for(handled.wait(), WAIT)
+            except asyncio.CancelledError:
+                fate["b"] = "cancelled"
+                raise
+            fate["b"] = "finished"
+            return {"log": ["b"]}
+
+        graph = StateGraph(Log).add_node("a", a, error_handler=handler).add_node("b", b)
+        return await graph.add_edge(START, "a").add_edge(START, "b").compile().ainvoke({"log": []})
+
+    result = asyncio.run(run())
+    assert fate == {"b": "finished"}
+    assert sorted(result["log"]) == ["b", "handler"]
+
+
+@lesson
+@needs_error_handlers
+def test_while_the_step_is_unfinished_get_state_shows_the_failed_tasks_error_not_the_handlers_task_or_write():
+    """A finished sibling's pending write shows in `get_state().values` (section 2); the handler's does
+    not, and its task is not listed. Pinned: langgraph 1.2.24 (error handlers are new in 1.2)."""
+    graph, saver, _, _ = _handled_fan_out(_counting_handler, "interrupt")
+    config = _thread("handled")
+    graph.invoke({"log": []}, config)
+    assert ("log", ["handler #1"]) in [(c, v) for _, c, v in saver.get_tuple(config).pending_writes]
+    state = graph.get_state(config)
+    assert state.values == {"log": []}
+    assert [(t.name, t.result, t.error) for t in state.tasks] == [
+        ("a", None, "ValueError('a failed')"),
+        ("b", None, None),
+    ]
