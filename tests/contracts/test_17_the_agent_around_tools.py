@@ -1,22 +1,24 @@
 """Library behaviour taught in notebooks/17_the_agent_around_tools.ipynb.
 
-`create_agent` as the graph it builds (a node per node-type middleware hook, where the router and a
-jump go, one step per node, the graph without tools), structured output as a tool (`ToolStrategy`
-with and without tools, `ProviderStrategy`, a bare schema, `create_react_agent`'s extra call, the
-schema call's error turns, the empty tools array `ProviderStrategy` sends without tools), three limits
-on one loop, the tools offered per model call against the tools the tools node runs, a sub-agent
-called inside a tool (its memory per `checkpointer=` mode and per parent, what a resume repeats, its
-own step limit), a `RunnableConfig` parameter, and the entry's jump to "model" that fails.
+`create_agent` as the graph it builds (a node per node-type middleware hook, what builds a tools
+node, where the router and a jump go, one step per node, the graph without tools), structured output
+as a tool (`ToolStrategy` with and without tools, `ProviderStrategy`, a bare schema,
+`create_react_agent`'s extra call, the schema call's error turns, the empty tools array
+`ProviderStrategy` sends without tools), three limits on one loop, the tools offered per model call
+against the tools the tools node runs, a sub-agent called inside a tool (its memory per
+`checkpointer=` mode and per parent, what a resume repeats, its own step limit), a `RunnableConfig`
+parameter, the entry's jump to "model" that fails, and what a jump to "tools" runs.
 Each test pins one statement of the lesson, in the form the lesson states it.
 
 Pinned: langchain 1.5.2, langgraph 1.2.24, langgraph-prebuilt 1.1.3, langchain-core 1.8.3 (also the
 newest releases on the index when this was written). Run beside the pins in environments resolved as
 scripts/compat.py resolves its matrix: every test also holds on the pins with langchain-core 1.8.0;
 on langgraph 1.1.10 (prebuilt 1.0.13, langchain 1.2.18) and langgraph 1.0.10 (prebuilt 1.0.8,
-langchain 1.2.10) every test holds but those whose docstrings name these releases; on langgraph 1.0.0
-(prebuilt 1.0.0, langchain 1.0.2) sixteen differ, each docstring says how; on langgraph 0.6.11 there
-is no `create_agent`. `make compat` records the same in docs/compatibility.md. The tests of the empty
-tools array, of a sub-agent's resume and of the failing jump were checked on the pins only.
+langchain 1.2.10) every test holds but those whose docstrings say otherwise for these releases; on
+langgraph 1.0.0 (prebuilt 1.0.0, langchain 1.0.2) nineteen test cases differ, each docstring says how;
+on langgraph 0.6.11 there is no `create_agent`. `make compat` records the same in
+docs/compatibility.md. The tests of the empty tools array, of a sub-agent's resume and of the entry's
+failing jump to "model" were checked on the pins only.
 """
 
 from __future__ import annotations
@@ -287,6 +289,72 @@ def test_without_tools_there_is_no_tools_node_and_the_model_goes_back_to_itself_
 
 
 @lesson
+@pytest.mark.parametrize("build", ["tools passed", "a middleware's tools", "a wrap_tool_call",
+                                   "none of these"])
+def test_a_tools_node_is_built_unless_the_agent_is_without_tools(build):
+    """Without tools means none passed, none on a middleware's `.tools`, and no `wrap_tool_call`: any
+    `wrap_tool_call` builds a (toolless) tools node, to run tools added per call (factory.py: `if
+    available_tools or wrap_tool_call_wrapper or awrap_tool_call_wrapper`). Pinned: langchain 1.5.2;
+    also langchain 1.2.18 and 1.2.10. Not on langchain 1.0.2, where a wrap_tool_call alone builds no
+    tools node."""
+    class WithWeather(AgentMiddleware):
+        tools = [weather]
+
+    @wrap_tool_call
+    def log_calls(request, handler):
+        return handler(request)
+
+    options = {"tools passed": ([weather], []), "a middleware's tools": ([], [WithWeather()]),
+               "a wrap_tool_call": ([], [log_calls]), "none of these": ([], [])}[build]
+    agent = _agent(["done"], options[0], middleware=options[1])
+    assert ("tools" in agent.get_graph().nodes) == (build != "none of these")
+
+
+@lesson
+def test_with_only_a_wrap_tool_call_a_plain_text_answer_under_tool_strategy_exits_with_none():
+    """No tools passed, but a `wrap_tool_call`: the agent has a tools node, so its router exits after a
+    plain-text turn (structured_response None) instead of going back to the model. Pinned: langchain
+    1.5.2; also langchain 1.2.18 and 1.2.10 (which leave the key out: hence `.get`). Not on langchain
+    1.0.2: no tools node, so the `model -> model` router sends the run back to the model."""
+    @wrap_tool_call
+    def log_calls(request, handler):
+        return handler(request)
+
+    offered = Offered()
+    agent = _agent(["20 °C.", [ANSWER]], [], middleware=[log_calls], response_format=ToolStrategy(Answer))
+    assert ("model", "tools", True) in _edges(agent)
+    result = agent.invoke(GO, {"callbacks": [offered]})
+    assert len(offered.calls) == 1 and result.get("structured_response") is None
+    assert [m.content for m in result["messages"][1:]] == ["20 °C."]
+
+
+@lesson
+def test_without_tools_the_router_after_the_model_goes_back_to_the_loops_entry_the_first_before_model():
+    """The `model -> model` router targets the loop's entry, here a before_model node, whose hook runs
+    again. Pinned: langchain 1.5.2; also langchain 1.2.18, 1.2.10 and 1.0.2."""
+    class First(AgentMiddleware):
+        def before_model(self, state, runtime):
+            return None
+
+    agent = _agent(["20 °C.", [ANSWER]], [], middleware=[First()], response_format=ToolStrategy(Answer))
+    assert ("model", "First.before_model", True) in _edges(agent)
+    assert ("model", "model", True) not in _edges(agent)
+    assert _steps(agent) == [["First.before_model"], ["model"], ["First.before_model"], ["model"]]
+
+
+@lesson
+@pytest.mark.parametrize("response_format", [None, ProviderStrategy(Answer)],
+                         ids=["none", "ProviderStrategy"])
+def test_without_tools_and_without_a_tool_strategy_schema_the_model_has_a_plain_edge_to_the_exit(
+        response_format):
+    """Only a ToolStrategy schema adds the `model -> model` router to an agent without tools;
+    ProviderStrategy, like no response_format, leaves a plain edge. Pinned: langchain 1.5.2; also
+    langchain 1.2.18, 1.2.10 and 1.0.2."""
+    agent = _agent(JSON_ANSWER, [], response_format=response_format)
+    assert _edges(agent) == {("__start__", "model", False), ("model", "__end__", False)}
+
+
+@lesson
 def test_each_node_on_the_path_takes_one_step_and_the_calls_of_one_turn_share_the_tools_step():
     two_calls = [[WEATHER, {"name": "weather", "args": {"city": "Rome"}}], "done"]
     agent = _agent(two_calls, [weather], middleware=[Audit()])
@@ -359,6 +427,35 @@ def test_the_result_carries_structured_response_none_after_a_turn_that_produced_
     key out instead: `KeyError: 'structured_response'` (rigras/minutAI#109)."""
     result = _agent(["It is 20 °C in Paris."], [weather], response_format=ToolStrategy(Answer)).invoke(GO)
     assert "structured_response" in result and result["structured_response"] is None
+
+
+@lesson
+def test_a_run_that_never_reached_the_model_leaves_structured_response_out():
+    """No checkpointer, a before_model that jumps to the end at once: no model turn, no key. Pinned:
+    langchain 1.5.2; also langchain 1.2.18, 1.2.10 and 1.0.2."""
+    @before_model(can_jump_to=["end"])
+    def stop_at_once(state, runtime):
+        return {"jump_to": "end"}
+
+    agent = _agent(["done"], [weather], middleware=[stop_at_once], response_format=ToolStrategy(Answer))
+    result = agent.invoke(GO)
+    assert list(result) == ["messages"]
+    with pytest.raises(KeyError, match="structured_response"):
+        result["structured_response"]  # noqa: B018 - the KeyError is the point
+
+
+@lesson
+def test_on_a_checkpointed_thread_a_run_refused_before_the_model_returns_the_threads_last_answer():
+    """`ModelCallLimitMiddleware(thread_limit=1)` refuses the second question before the model: the
+    result carries the first question's structured response, not this run's. Pinned: langchain 1.5.2;
+    also langchain 1.2.18, 1.2.10 and 1.0.2."""
+    agent = _agent([[ANSWER], [ANSWER]], [weather], response_format=ToolStrategy(Answer),
+                   middleware=[ModelCallLimitMiddleware(thread_limit=1)], checkpointer=InMemorySaver())
+    thread = {"configurable": {"thread_id": "answers"}}
+    assert agent.invoke(GO, thread)["structured_response"] == Answer(city="Paris", temp=20)
+    refused = agent.invoke({"messages": [HumanMessage("And in Rome?")]}, thread)
+    assert refused["messages"][-1].content == "Model call limits exceeded: thread limit (1/1)"
+    assert refused.get("structured_response") == Answer(city="Paris", temp=20)
 
 
 @lesson
@@ -541,6 +638,27 @@ def test_a_tool_added_in_wrap_model_call_that_the_agent_was_not_built_with_raise
                                          r".*Registered tools: \['weather'\]"):
         agent.invoke(GO, {"callbacks": [offered]})
     assert offered.calls == []
+
+
+@lesson
+def test_the_offer_check_skips_a_providers_built_in_dict_tool():
+    """Only BaseTool instances are checked against the tools node; a dict tool (a provider's built-in,
+    such as web search) added in wrap_model_call is bound and the model asked. Pinned: langchain 1.5.2;
+    also langchain 1.2.18, 1.2.10 and 1.0.2."""
+    bound = []
+
+    class Binding(ScriptedChatModel):
+        def bind_tools(self, tools, **kwargs):
+            bound.append(list(tools))
+            return super().bind_tools(tools, **kwargs)
+
+    @wrap_model_call
+    def add_search(request, handler):
+        return handler(request.override(tools=[*request.tools, {"type": "web_search"}]))
+
+    agent = create_agent(Binding(script=["done"]), [weather], middleware=[add_search])
+    assert agent.invoke(GO)["messages"][-1].content == "done"
+    assert bound[0][1:] == [{"type": "web_search"}]
 
 
 @lesson
@@ -1121,3 +1239,101 @@ def test_a_jump_to_model_from_a_later_before_model_goes_back_to_the_entry():
     agent = _agent(["done"], [], middleware=[First(), jump_once])
     assert _steps(agent) == [["First.before_model"], ["jump_once.before_model"],
                              ["First.before_model"], ["jump_once.before_model"], ["model"]]
+
+
+@lesson
+@pytest.mark.parametrize("then", ["another before_model", "the model"])
+def test_an_entry_hook_that_may_jump_to_model_and_returns_none_leads_on_by_its_default_edge(then):
+    """The fix for the failing entry jump: return None, and the hook's default edge leads to the next
+    before_model, else to the model. Pinned: langchain 1.5.2; also langchain 1.2.18, 1.2.10 and 1.0.2."""
+    @before_model(can_jump_to=["model", "end"])
+    def entry(state, runtime):
+        return None
+
+    class Next(AgentMiddleware):
+        def before_model(self, state, runtime):
+            return None
+
+    middleware = [entry, Next()] if then == "another before_model" else [entry]
+    agent = _agent(["done"], [weather], middleware=middleware)
+    following = ["Next.before_model"] if then == "another before_model" else []
+    assert _steps(agent) == [["entry.before_model"], *[[n] for n in following], ["model"]]
+
+
+def _counted_tool(runs):
+    @tool
+    def counted(city: str) -> str:
+        """The weather in a city, counted."""
+        runs.append(city)
+        return f"{city}: 20 °C"
+
+    return counted
+
+
+def _jump_to_tools_at(length):
+    @before_model(can_jump_to=["tools"])
+    def to_tools(state, runtime):
+        return {"jump_to": "tools"} if len(state["messages"]) == length else None
+
+    return to_tools
+
+
+@lesson
+def test_a_jump_to_tools_before_any_model_turn_raises_no_ai_message_found():
+    """A jump to "tools" names the node (`_resolve_jump` returns "tools", no Send): the ToolNode reads
+    the whole state and finds no AIMessage. Pinned: langchain 1.5.2, langgraph-prebuilt 1.1.3; also
+    langchain 1.2.18, 1.2.10 and 1.0.2."""
+    runs = []
+    agent = _agent([[{"name": "counted", "args": {"city": "Paris"}}], "done"], [_counted_tool(runs)],
+                   middleware=[_jump_to_tools_at(1)])
+    with pytest.raises(ValueError, match="No AIMessage found in input"):
+        agent.invoke(GO)
+    assert runs == []
+
+
+@lesson
+def test_a_jump_to_tools_in_an_agent_without_tools_is_refused_when_the_agent_is_built():
+    """The jump edge lists "tools", which is no node: compiling the graph fails. Pinned: langchain 1.5.2,
+    langgraph 1.2.24; also langchain 1.2.18, 1.2.10 and 1.0.2."""
+    with pytest.raises(ValueError, match=r"At 'to_tools\.before_model' node, 'jump_edge' branch found "
+                                         r"unknown target 'tools'"):
+        _agent(["done"], [], middleware=[_jump_to_tools_at(1)])
+
+
+@lesson
+@pytest.mark.parametrize("calls", [1, 2], ids=["one call", "two calls"])
+def test_a_jump_to_tools_after_an_answered_turn_runs_every_call_of_the_last_ai_message_again(calls):
+    """The ToolNode, given the whole state, runs each call of the last AIMessage, answered or not: every
+    tool runs twice, and each call gets a second ToolMessage. Pinned: langchain 1.5.2, langgraph-prebuilt
+    1.1.3; also langchain 1.2.18, 1.2.10 and 1.0.2."""
+    runs = []
+    cities = ["Paris", "Rome"][:calls]
+    turn = [{"name": "counted", "args": {"city": c}} for c in cities]
+    agent = _agent([turn, "done"], [_counted_tool(runs)], middleware=[_jump_to_tools_at(2 + calls)])
+    messages = agent.invoke(GO)["messages"]
+    assert sorted(runs) == sorted(cities * 2)
+    answers = [m.tool_call_id for m in messages if isinstance(m, ToolMessage)]
+    assert sorted(answers) == sorted(c["id"] for c in messages[1].tool_calls for _ in range(2))
+    assert messages[-1].content == "done"
+
+
+@lesson
+def test_a_hook_that_writes_an_ai_message_with_calls_and_jumps_to_tools_runs_exactly_those_calls():
+    """The hook's update is applied before its jump edge reads the state: the tools node runs the calls
+    of the AIMessage the hook wrote, and the loop goes on to the model. Pinned: langchain 1.5.2;
+    also langchain 1.2.18, 1.2.10 and 1.0.2."""
+    runs = []
+
+    @before_model(can_jump_to=["tools"])
+    def call_directly(state, runtime):
+        if len(state["messages"]) == 1:
+            call = {"name": "counted", "args": {"city": "Oslo"}, "id": "direct-1"}
+            return {"messages": [AIMessage("", tool_calls=[call])], "jump_to": "tools"}
+        return None
+
+    offered = Offered()
+    agent = _agent(["(the hook's turn)", "done"], [_counted_tool(runs)], middleware=[call_directly])
+    messages = agent.invoke(GO, {"callbacks": [offered]})["messages"][1:]
+    assert runs == ["Oslo"] and len(offered.calls) == 1
+    assert [(type(m).__name__, m.content) for m in messages] == [
+        ("AIMessage", ""), ("ToolMessage", "Oslo: 20 °C"), ("AIMessage", "done")]
