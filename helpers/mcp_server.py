@@ -85,7 +85,8 @@ def result_tools() -> list[tuple[Callable[..., Any], dict[str, Any]]]:
 
     | tool | returns | MCP result |
     |---|---|---|
-    | `temperature` | `int` | one text block `"25"`; `structuredContent={"result": 25}` (output schema) |
+    | `temperature` | `int` | one text block `"25"`; `structuredContent={"result": 25}` (output schema); |
+    | | | registered with `meta={"unit": "°C"}` (the listing's `_meta`) |
     | `forecast` | `list[str]` | two text blocks; `structuredContent={"result": [...]}` |
     | `weather_record` | a TypedDict | its JSON as text; `structuredContent` = the dict (output schema); |
     | | | registered with annotations (`ToolAnnotations(title=..., readOnlyHint=True)`) |
@@ -186,7 +187,7 @@ def result_tools() -> list[tuple[Callable[..., Any], dict[str, Any]]]:
 
     plain: dict[str, Any] = {}
     return [
-        (temperature, plain), (forecast, plain),
+        (temperature, {"meta": {"unit": "°C"}}), (forecast, plain),
         (weather_record, {"annotations": ToolAnnotations(title="Weather record", readOnlyHint=True)}),
         (weather_record_no_schema, {"structured_output": False}), (weather_data_only, plain),
         (city_map, plain), (city_guide, plain), (city_report, plain), (city_sounds, plain),

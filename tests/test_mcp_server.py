@@ -85,15 +85,17 @@ def test_result_tools_return_what_their_table_says():
     assert tools["fail_silently"]("Paris").isError and tools["fail_silently"]("Paris").content == []
 
 
-def test_weather_record_has_annotations_and_only_its_no_schema_twin_is_registered_without_structured_output():
+def test_weather_record_has_annotations_temperature_meta_and_only_the_no_schema_twin_no_structured_output():
     from mcp.types import ToolAnnotations
 
     options = {function.__name__: opts for function, opts in mcp_server.result_tools()}
     assert {name: opts for name, opts in options.items() if opts} == {
+        "temperature": {"meta": {"unit": "°C"}},
         "weather_record": {"annotations": ToolAnnotations(title="Weather record", readOnlyHint=True)},
         "weather_record_no_schema": {"structured_output": False}}
     listed = asyncio.run(mcp_server.build_server(mcp_server.RESULTS_SERVER_NAME).list_tools())
     assert {tool.name for tool in listed if tool.annotations} == {"weather_record"}
+    assert {tool.name: tool.meta for tool in listed if tool.meta} == {"temperature": {"unit": "°C"}}
 
 
 def test_the_png_is_a_one_pixel_png():

@@ -1147,6 +1147,17 @@ def test_with_the_handler_off_an_error_with_no_text_says_how_many_blocks_it_had(
 
 
 @lesson
+def test_with_the_handler_off_an_error_with_no_content_at_all_says_it_was_empty():
+    """Rule 2: `fail_silently` answers isError=True with no content items; "no text content (N
+    non-text ...)" is only for non-text blocks. Pinned: langchain-mcp-adapters 0.3.2, mcp 1.30.0,
+    langchain-core 1.8.3, langgraph 1.2.24."""
+    error = _run_with_tools(mcp_server.RESULTS_SERVER_NAME, _message_or_error(None, "fail_silently", city="Paris"),
+                            handle_tool_errors=False)
+    assert type(error).__name__ == "_MCPToolExecutionError" and isinstance(error, ToolException)
+    assert str(error) == "MCP tool returned an error with empty content."
+
+
+@lesson
 @pytest.mark.parametrize("handle_tool_errors", [True, False])
 def test_an_error_result_with_an_audio_item_raises_not_implemented_under_either_setting(handle_tool_errors):
     """Pinned: langchain-mcp-adapters 0.3.2, mcp 1.30.0, langchain-core 1.8.3, langgraph 1.2.24. The blocks
@@ -1227,6 +1238,9 @@ def _annotation_server():
     def int_returning_a_string() -> int:
         return "25"
 
+    def int_returning_a_word() -> int:
+        return "sunny"
+
     def no_annotation():
         return {"temp": 25}
 
@@ -1248,7 +1262,7 @@ def _annotation_server():
     def optional_int_returning_none() -> int | None:
         return None
 
-    for function in (int_returning_a_string, no_annotation, any_annotation, bare_dict, bare_list,
+    for function in (int_returning_a_string, int_returning_a_word, no_annotation, any_annotation, bare_dict, bare_list,
                      str_keyed_dict, int_keyed_dict, optional_int_returning_none):
         server.tool(description=function.__name__)(function)
     return server
@@ -1289,6 +1303,18 @@ def test_the_annotation_not_the_value_decides_the_wrapping(by_annotation):
     assert by_annotation["int_returning_a_string"][1].artifact == {"structured_content": {"result": 25}}
     assert by_annotation["str_keyed_dict"][1].artifact == {"structured_content": {"temp": 25}}
     assert by_annotation["int_keyed_dict"][1].artifact == {"structured_content": {"result": {"1": 25}}}
+
+
+@lesson
+def test_a_value_the_annotation_cannot_take_makes_the_call_an_error_result(by_annotation):
+    """Pinned: mcp 1.30.0, langchain-mcp-adapters 0.3.2, langchain-core 1.8.3, langgraph 1.2.24. The
+    annotation decides whether there is structured content, but FastMCP validates the value against it:
+    `-> int` returning "sunny" is no result but an error (rule 2 then: a status "error" ToolMessage)."""
+    raw, message = by_annotation["int_returning_a_word"]
+    assert raw.isError and raw.structuredContent is None
+    first_line = "Error executing tool int_returning_a_word: 1 validation error for int_returning_a_wordOutput"
+    assert raw.content[0].text.splitlines()[0] == first_line
+    assert message.status == "error" and message.artifact is None and message.text.startswith(first_line)
 
 
 @lesson
@@ -1420,6 +1446,8 @@ def test_mcp_tool_annotations_become_the_tools_metadata_and_its_output_schema_go
     assert listing.annotations is not None and "temp_c" in listing.outputSchema["properties"]
     assert tool.metadata == {"title": "Weather record", "readOnlyHint": True, "destructiveHint": None,
                              "idempotentHint": None, "openWorldHint": None}
+    assert by_name(shapes["tools"])["temperature"].metadata == {"_meta": {"unit": "°C"}}
+    assert shapes["listed"]["temperature"].meta == {"unit": "°C"}
     assert by_name(shapes["tools"])["weather_record_no_schema"].metadata is None
     with ScriptedOpenAIEndpoint(["done"]) as endpoint:
         _endpoint_llm(endpoint).bind_tools([tool]).invoke("Weather in Paris?")
@@ -1428,3 +1456,64 @@ def test_mcp_tool_annotations_become_the_tools_metadata_and_its_output_schema_go
         "name": "weather_record", "description": "Today's weather in a city as a record.",
         "parameters": {"properties": {"city": {"type": "string"}}, "required": ["city"], "type": "object"}}}
     assert "temp_c" not in json.dumps(sent) + json.dumps(tool.metadata)
+
+
+@lesson
+def test_an_mcp_listings_title_and_icons_are_not_read_by_the_adapter():
+    """Pinned: langchain-mcp-adapters 0.3.2, mcp 1.30.0. A listing's fields besides name, description and
+    inputSchema: only `annotations` and `_meta` reach the LangChain tool (its metadata)."""
+    from mcp.server.fastmcp import FastMCP
+    from mcp.types import Icon, Tool
+
+    assert set(Tool.model_fields) == {"name", "title", "description", "inputSchema", "outputSchema", "icons",
+                                      "annotations", "meta", "execution"}
+    server = FastMCP("listing", log_level="WARNING")
+
+    def shown(city: str) -> str:
+        return city
+
+    server.tool(title="Shown title", icons=[Icon(src="https://example.com/i.png")], description="d")(shown)
+    (listing,) = asyncio.run(server.list_tools())
+    assert listing.title == "Shown title" and listing.icons and listing.annotations is None and listing.meta is None
+
+    async def scenario(tools):
+        return tools
+
+    (tool,) = _run_with_tools(server._mcp_server, scenario)
+    assert tool.metadata is None
+    assert "Shown title" not in json.dumps(convert_to_openai_tool(tool)) and "example.com" not in str(tool)
+
+
+@lesson
+def test_an_mcp_tools_metadata_is_in_every_run_of_it_so_in_astream_events():
+    """Pinned: langchain-mcp-adapters 0.3.2, mcp 1.30.0, langchain-core 1.8.3, langchain 1.5.2. BaseTool
+    adds its `metadata` to each run's callback metadata: `on_tool_start` under create_agent has it."""
+    from langchain.agents import create_agent
+
+    async def scenario(tools):
+        script = [[{"name": "temperature", "args": {"city": "Paris"}}, {"name": "weather_record", "args": {"city": "Paris"}}],
+                  tool_results_summary]
+        agent = create_agent(ScriptedChatModel(script=script), tools)
+        return {e["name"]: e["metadata"] async for e in agent.astream_events(
+            {"messages": [HumanMessage("go")]}, version="v2") if e["event"] in ("on_tool_start", "on_tool_end")}
+
+    seen = _run_with_tools(mcp_server.RESULTS_SERVER_NAME, scenario)
+    assert seen["temperature"]["_meta"] == {"unit": "°C"}
+    assert seen["weather_record"]["title"] == "Weather record" and seen["weather_record"]["readOnlyHint"] is True
+
+
+@lesson
+def test_langchains_beta_mcp_module_nests_annotations_and_meta_under_mcp_tool_and_needs_fastmcp():
+    """Pinned: langchain 1.5.2 (its beta `langchain.mcp`, read as installed: importing it needs
+    `fastmcp`, which the course does not install). Its `_tool_metadata` returns {"mcp": {"tool":
+    {"annotations": ..., "_meta": ...}, "server": ...}}, not the adapter's flat dict."""
+    import importlib.util
+    import pathlib
+
+    assert importlib.util.find_spec("fastmcp") is None
+    with pytest.raises(ModuleNotFoundError, match="fastmcp"):
+        import langchain.mcp  # noqa: F401
+    source = (pathlib.Path(importlib.util.find_spec("langchain").origin).parent / "mcp" / "tools.py").read_text()
+    assert 'tool_meta["annotations"] = tool.annotations.model_dump(exclude_none=True)' in source
+    assert 'tool_meta["_meta"] = tool.meta' in source and 'mcp["tool"] = tool_meta' in source
+    assert 'return {"mcp": mcp} if mcp else None' in source
