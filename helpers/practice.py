@@ -76,6 +76,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from helpers.labs import run_in_fresh_loop
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 
@@ -155,32 +157,14 @@ class _Hung(Exception):
         self.stopped = stopped
 
 
-def _run_on_fresh_loop(make: Callable[[], Any], state: dict[str, Any]) -> Any:
+def _quiet_loop() -> asyncio.AbstractEventLoop:
     loop = asyncio.new_event_loop()
-    state["loop"] = loop
     loop.set_exception_handler(lambda loop, context: None)  # no "never retrieved" noise on stderr
-    try:
-        asyncio.set_event_loop(loop)
+    return loop
 
-        async def main() -> Any:
-            state["task"] = asyncio.current_task()
-            value = make()
-            if inspect.isawaitable(value):
-                value = await value
-            return value
 
-        return loop.run_until_complete(main())
-    finally:
-        try:
-            pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
-            for task in pending:
-                task.cancel()
-            if pending:
-                loop.run_until_complete(asyncio.wait(pending, timeout=1.0))
-            loop.run_until_complete(loop.shutdown_asyncgens())
-        finally:
-            asyncio.set_event_loop(None)
-            loop.close()
+def _run_on_fresh_loop(make: Callable[[], Any], state: dict[str, Any]) -> Any:
+    return run_in_fresh_loop(make, state, _quiet_loop)
 
 
 def _run_limited(fn: Callable[[], Any], timeout: float, name: str) -> Any:

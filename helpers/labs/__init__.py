@@ -295,9 +295,12 @@ def _is_async_callable(fn: Any) -> bool:
     return call is not None and not inspect.isfunction(fn) and inspect.iscoroutinefunction(call)
 
 
-def _run_in_fresh_loop(
+def run_in_fresh_loop(
     make: Callable[[], Any], state: dict[str, Any], loop_factory: Callable[[], Any] | None = None
 ) -> Any:
+    """`make()` on a new event loop of this thread, awaited if it returns an awaitable; the loop is
+    closed after cancelling what is left. `state` gets the `"loop"` and the `"task"`, so that a
+    watcher in another thread can cancel the run. Used by the lab checks and `helpers.practice`."""
     loop = (loop_factory or asyncio.new_event_loop)()
     state["loop"] = loop
     try:
@@ -348,11 +351,11 @@ def run_limited(
     def work() -> None:
         try:
             if _is_async_callable(fn):
-                state["value"] = _run_in_fresh_loop(lambda: fn(*args, **kwargs), state, loop_factory)
+                state["value"] = run_in_fresh_loop(lambda: fn(*args, **kwargs), state, loop_factory)
             else:
                 value = fn(*args, **kwargs)
                 if inspect.isawaitable(value):
-                    value = _run_in_fresh_loop(lambda: value, state, loop_factory)
+                    value = run_in_fresh_loop(lambda: value, state, loop_factory)
                 state["value"] = value
         except BaseException as exc:  # noqa: BLE001 - handed back to the caller's thread
             state["error"] = exc
