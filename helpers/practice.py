@@ -65,18 +65,16 @@ import asyncio
 import contextlib
 import contextvars
 import functools
-import inspect
 import io
 import json
 import re
 import textwrap
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from helpers.labs import run_in_fresh_loop
+from helpers.labs import LearnerHung, run_limited
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
@@ -163,44 +161,19 @@ def _quiet_loop() -> asyncio.AbstractEventLoop:
     return loop
 
 
-def _run_on_fresh_loop(make: Callable[[], Any], state: dict[str, Any]) -> Any:
-    return run_in_fresh_loop(make, state, _quiet_loop)
-
-
 def _run_limited(fn: Callable[[], Any], timeout: float, name: str) -> Any:
-    """`fn()` in a daemon thread (a coroutine on a fresh loop there); its value, its exception
-    re-raised, or `_Hung` after `timeout` seconds (a coroutine is cancelled first)."""
-    state: dict[str, Any] = {}
-    done = threading.Event()
-
-    def work() -> None:
-        try:
-            if inspect.iscoroutinefunction(fn):
-                state["value"] = _run_on_fresh_loop(fn, state)
-            else:
-                value = fn()
-                if inspect.isawaitable(value):
-                    value = _run_on_fresh_loop(lambda: value, state)
-                state["value"] = value
-        except BaseException as exc:  # noqa: BLE001 - handed back to the caller's thread
-            state["error"] = exc
-        finally:
-            done.set()
-
-    context = contextvars.copy_context()  # the scenario sees what the calling cell would see
-    worker = threading.Thread(target=context.run, args=(work,), name=f"practice:{name}", daemon=True)
-    worker.start()
-    if not done.wait(timeout):
-        task, loop = state.get("task"), state.get("loop")
-        stopped = False
-        if task is not None and loop is not None and not loop.is_closed():
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(task.cancel)
-            stopped = done.wait(1.0)
-        raise _Hung(stopped)
-    if "error" in state:
-        raise state["error"]
-    return state.get("value")
+    """`fn()` run by the lab checks' `run_limited` (a coroutine on a fresh, quiet loop), in the
+    calling cell's context: its value, its exception re-raised, or `_Hung` after `timeout` seconds."""
+    try:
+        return run_limited(
+            fn,
+            limit=timeout,
+            name=f"practice:{name}",
+            loop_factory=_quiet_loop,
+            context=contextvars.copy_context(),
+        )
+    except LearnerHung as hung:
+        raise _Hung(hung.stopped) from None
 
 
 class _Sink(io.TextIOBase):

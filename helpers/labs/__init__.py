@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import functools
 import inspect
 import io
@@ -86,7 +87,10 @@ class CheckFailed(Exception):
 
 
 class LearnerHung(CheckFailed):
-    """The learner's code did not return within the check's time limit (`run_learner`)."""
+    """The learner's code did not return within the check's time limit (`run_learner`); `stopped`
+    says whether the run was cancelled (a coroutine) or may run on in its thread."""
+
+    stopped: bool = False
 
 
 class LearnerRaised(CheckFailed):
@@ -333,9 +337,13 @@ def run_limited(
     limit: float | None = None,
     name: str | None = None,
     loop_factory: Callable[[], Any] | None = None,
+    context: contextvars.Context | None = None,
     **kwargs: Any,
 ) -> Any:
     """Call `fn(*args, **kwargs)` in a daemon worker thread and wait at most `limit` seconds.
+
+    With `context` (a `contextvars.copy_context()`), the worker runs in it, so `fn` sees the context
+    variables its caller saw.
 
     A coroutine function, or a sync callable that returns an awaitable, runs on a fresh event loop
     in that thread (so this works from inside the notebook's running loop), made by `loop_factory`
@@ -363,7 +371,8 @@ def run_limited(
             done.set()
 
     threads_before = set(threading.enumerate())
-    worker = threading.Thread(target=work, name=f"lab-check:{label}", daemon=True)
+    target = work if context is None else functools.partial(context.run, work)
+    worker = threading.Thread(target=target, name=f"lab-check:{label}", daemon=True)
     worker.start()
     if not done.wait(limit):
         task, loop = state.get("task"), state.get("loop")
@@ -388,12 +397,14 @@ def run_limited(
             "(using CPU, if it loops) until the kernel restarts (Kernel → Restart); the notebook stays "
             "usable."
         )
-        raise LearnerHung(
+        hung = LearnerHung(
             f"your code did not return within {limit:g} s (`{label}`) — does it wait for something that "
             f"never happens? (a `while True` retry, an event nobody sets, a lock or a semaphore never "
             f"released, a sleep longer than the deadline) {after}",
             summary=f"`{label}` did not return within {limit:g} s",
         )
+        hung.stopped = stopped
+        raise hung
     if "error" in state:
         raise state["error"]
     return state.get("value")
