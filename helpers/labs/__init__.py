@@ -53,10 +53,21 @@ NAMES = {
     "01": "01_make_it_concurrent",
     "02": "02_build_a_tool_node",
     "03": "03_error_policy",
+    "04": "04_predict_the_route",
     "05": "05_predict_return_types",
     "06": "06_hand_off_to_parent",
+    "07": "07_predict_what_a_tool_receives",
     "08": "08_guard_dangerous_tools",
+    "09": "09_predict_the_agent",
+    "10": "10_predict_mcp_results",
+    "11": "11_predict_the_step",
+    "12": "12_stream_progress_and_events",
     "13": "13_stop_stream_recover",
+    "14": "14_order_the_middleware",
+    "15": "15_context_under_concurrency",
+    "16": "16_definitions_that_agree",
+    "17": "17_predict_the_agent_loop",
+    "18": "18_predict_what_you_observe",
 }
 """Every lab by number (the lesson each one follows) → file stem in `labs/` and `labs/solutions/`."""
 
