@@ -276,6 +276,79 @@ def lab_minutes() -> int:
     return sum(row.lab_minutes for row in LESSONS)
 
 
+PRACTICE_HEADING = "## Practice"
+"""A lesson's predict-and-check section (`helpers.practice.PredictionSet`), part of its core path."""
+
+
+def lesson_practice_minutes(row: Lesson) -> int:
+    """The lesson's `## Practice` section as the estimator prices it (0 without one), rounded to
+    the nearest minute: it is part of the core path's stated time, not added to it."""
+    if not row.exists:
+        return 0
+    groups = _groups(_cells(row.file))
+    pieces = [p for kind, heading, ps in groups if kind is None and ("## " + heading) == PRACTICE_HEADING
+              for p in ps]
+    return round(estimate_cells(pieces, margin=0).exact_minutes) if pieces else 0
+
+
+PRACTICE_TITLES: tuple[str, ...] = ("Mock interview", "Drill bank")
+"""Lessons that are practice from end to end: spoken answers to give, outputs to predict."""
+
+
+def practice_minutes(numbers: tuple[int, ...] | list[int] | None = None, labs_only: bool = False) -> int:
+    """Minutes of practice in these lessons (all by default): each lab; unless `labs_only`, also each
+    lesson's Practice section (inside its core path) and the whole of the lessons that are practice
+    from end to end (`PRACTICE_TITLES`: core path and sittings)."""
+    rows = [row for row in LESSONS if row.exists] if numbers is None else [lesson(n) for n in numbers]
+    total = 0
+    for row in (r for r in rows if r.exists):
+        total += row.lab_minutes
+        if labs_only:
+            continue
+        if row.title in PRACTICE_TITLES:
+            total += row.minutes + sum(row.sitting_minutes)
+        else:
+            total += lesson_practice_minutes(row)
+    return total
+
+
+def practice_share(numbers: tuple[int, ...] | list[int] | None = None, labs_only: bool = False) -> float:
+    """Practice minutes over the self-paced track's minutes (lessons' core paths and sittings plus
+    labs) for these lessons, all by default."""
+    present = [row.number for row in LESSONS if row.exists] if numbers is None else list(numbers)
+    total = track_minutes(present, labs=True)
+    return practice_minutes(present, labs_only) / total if total else 0.0
+
+
+STEP_MARKERS = re.compile(r"\breveal\(|\bpractice\.(?:predict|check)\(|\bq\d+\.check\(")
+"""A code cell holding one of these is a practice step: a prediction recorded before its reveal
+(`helpers.practice.reveal`), a Practice set's predictions or check, or a lab exercise's check."""
+MAX_PRACTICE_GAP = 15
+"""Estimated minutes a lesson's core path may run without a practice step (its *Check your
+understanding* questions count as one)."""
+
+
+def practice_gaps(path: str | Path) -> list[float]:
+    """The estimated minutes of a notebook's core path between practice steps: from its start to
+    the first step, between steps, and from the last step to *Check your understanding* (or the end).
+    A step counts from the start of its cell, where the learner writes the prediction."""
+    gaps, run = [], 0.0
+    for kind, _, pieces in _groups(_cells(path)):
+        if kind is not None:
+            continue
+        for piece in pieces:
+            if piece["cell_type"] == "markdown" and piece["source"].startswith(QUESTIONS_HEADING):
+                gaps.append(round(run, 1))
+                return gaps
+            minutes = estimate_cells([piece], margin=0).exact_minutes
+            if piece["cell_type"] == "code" and STEP_MARKERS.search(piece["source"]):
+                gaps.append(round(run, 1))  # the learner predicts on reaching the cell
+                run = 0.0
+            run += minutes
+    gaps.append(round(run, 1))
+    return gaps
+
+
 def hours(minutes: int) -> str:
     """`"7 h 25 min"` for 445."""
     return f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{minutes} min"
@@ -368,7 +441,11 @@ def tracks_markdown() -> str:
         f"- *Self-paced learner* — {LESSONS[0].code} → {LESSONS[-1].code} in order, each lab when its "
         f"lesson sends you there: {core + labs} minutes (about {hours(core + labs)}): {core} minutes of "
         f"lessons (core paths and sittings) and {labs} of labs"
-        f"{_missing(row.number for row in LESSONS)}. The deep dives are optional: {dives} minutes more. "
+        f"{_missing(row.number for row in LESSONS)}. Practice — the labs, the lessons' *Practice* "
+        f"sections, the mock interview and the drill bank — is {practice_minutes(present)} of those "
+        f"minutes ({round(100 * practice_share(present))} %; the labs alone "
+        f"{round(100 * practice_share(present, labs_only=True))} %). "
+        f"The deep dives are optional: {dives} minutes more. "
         "Answer each lesson's *Check your understanding* before moving on.",
         "- *Interview candidate* — the rules in lessons "
         + ", ".join(lesson(n).code for n in INTERVIEW_LESSONS[:-2])

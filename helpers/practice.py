@@ -520,4 +520,44 @@ class PredictionSet:
         print(f"     read: {_section_link(question.section)}")
 
 
-__all__ = ["TIMEOUT", "PracticeError", "PredictionSet", "Question", "Results"]
+# -- a prediction inside a lesson's cell ----------------------------------------------------------------
+UNWRITTEN = "?"
+"""What a lesson's `guess = "?"` line holds until the learner writes a prediction."""
+
+
+def reveal(guess: Any, observed: Any) -> None:
+    """Print one line comparing the learner's `guess` with what the cell observed.
+
+    A lesson asks for a prediction inside the very cell that reveals the answer: the cell's first
+    line is `guess = "?"  # your prediction: ...`, the learner writes a prediction there before
+    running it, and the cell ends with `reveal(guess, observed)`. Both are compared as plain values
+    (as `PredictionSet` compares them: surrounding spaces of a `str` ignored, `True` is not `1`).
+
+    Args:
+        guess: the learner's prediction; `"?"` (or None) when none was written.
+        observed: what the cell's run gave, as a plain value.
+
+    Example:
+        ```python
+        guess = "?"  # your prediction: "overlap" or "one after another"
+        observed = "overlap" if elapsed < 0.3 else "one after another"
+        reveal(guess, observed)
+        # ✓ you predicted 'overlap'; the run gave 'overlap'
+        ```
+
+    Taught in notebooks/01_sequential_vs_gather.ipynb.
+    """
+    shown = _show(observed) if not _plain_problem(observed) else _clean(repr(observed), 80)
+    if guess is None or (type(guess) is str and guess.strip() == UNWRITTEN):
+        print(f"· no guess written; the run gave {shown}")
+        return
+    problem = _plain_problem(guess)
+    if problem:
+        print(f"· write the guess as a plain value (a str, int, bool or a tuple of them), not {problem}; "
+              f"the run gave {shown}")
+        return
+    mark = "✓" if not _plain_problem(observed) and _canonical(guess) == _canonical(observed) else "✗"
+    print(f"{mark} you predicted {_show(guess)}; the run gave {shown}")
+
+
+__all__ = ["TIMEOUT", "UNWRITTEN", "PracticeError", "PredictionSet", "Question", "Results", "reveal"]

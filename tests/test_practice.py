@@ -347,3 +347,37 @@ def test_the_section_link_names_the_heading_as_the_notebook_writes_it(capsys):
     practice.check()
     out = capsys.readouterr().out
     assert f'read: [lesson 09, section "1. create_agent with the course\'s tools"]({section})' in out
+
+
+# -- reveal: a prediction written on a lesson cell's first line --------------------------------------
+@pytest.mark.parametrize(
+    ("guess", "observed", "expected"),
+    [
+        ("?", ("B", "C", "A"), "· no guess written; the run gave ('B', 'C', 'A')"),
+        (None, True, "· no guess written; the run gave True"),
+        (" overlap ", "overlap", "✓ you predicted 'overlap'; the run gave 'overlap'"),
+        (["B", "C", "A"], ("B", "C", "A"), "✓ you predicted ('B', 'C', 'A'); the run gave ('B', 'C', 'A')"),
+        ("x", "overlap", "✗ you predicted 'x'; the run gave 'overlap'"),
+        (1, True, "✗ you predicted 1; the run gave True"),
+        ("3", 3, "✗ you predicted '3'; the run gave 3"),
+    ],
+)
+def test_reveal_compares_plain_values_in_one_line(capsys, guess, observed, expected):
+    from helpers.practice import reveal
+
+    assert reveal(guess, observed) is None
+    assert capsys.readouterr().out == expected + "\n"
+
+
+def test_reveal_refuses_an_always_equal_guess(capsys):
+    from helpers.practice import reveal
+
+    class Always(str):
+        def __eq__(self, other):
+            return True
+
+        __hash__ = str.__hash__
+
+    reveal(Always("x"), "overlap")
+    out = capsys.readouterr().out
+    assert out.startswith("· write the guess as a plain value") and "✓" not in out, out
