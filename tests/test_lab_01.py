@@ -1,8 +1,9 @@
 # ruff: noqa: B905 - the learner answers below are written the way learners write them
 """Lab 01 as a learner meets it: for both exercises, correct alternatives are accepted and the wrong
-answers beginners write (hard-coded output, partial concurrency, completion order, ids by position,
-`asyncio.run` inside a loop, coroutines never awaited, ...) are rejected with a message naming the
-mistake; the verdicts survive a stall.
+answers beginners write (hard-coded output, partial concurrency, a cap on the calls in flight, only
+the first few countries, completion order, ids by position, `asyncio.run` inside a loop, coroutines
+never awaited, always-equal `str` subclasses, ...) are rejected with a message naming the mistake on
+every run; the verdicts survive a stall; the module hands out no answers.
 
 The learner answers below run concurrently (their checks mostly wait), so the whole set stays fast.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import re
 import time
 
 import pytest
@@ -380,7 +382,10 @@ def test_lab01_a_hang_on_the_first_batch_is_reported_once_and_the_second_not_tri
         (lab01.q2, "trip_report", hanging_trip),
     ):
         started.clear()
-        message = rejected(exercise, {name: fn}, "did not return within 0.5 s", "not tried", "hung first")
+        message = rejected(exercise, {name: fn}, "did not return within", "not tried", "hung first")
+        # the limit is the course's plus twice the drawn work done one by one: a few tenths of a second here
+        limit = float(re.search(r"did not return within ([\d.]+) s", message)[1])
+        assert 0.5 < limit < 1.5, message
         assert started == [len(lab01.CALLS) if name == "run_calls" else len(lab01.COUNTRIES)], started
         assert message.count("did not return within") == 1, message
         assert "The check cancelled it." in message  # the kernel is usable: nothing left running
@@ -523,3 +528,193 @@ def test_lab01_q2_more_wrong_answers_beginners_write_are_named():
             ),
         },
     )
+
+
+# -- what a determined learner tries: caps, partial answers, faked values, the module's answers ---------
+async def capped_at_six(calls, tools_by_name):
+    limit = asyncio.Semaphore(6)
+
+    async def one(c):
+        async with limit:
+            return await tools_by_name[c["name"]].ainvoke(c["args"])
+
+    return list(zip([c["id"] for c in calls], await asyncio.gather(*(one(c) for c in calls))))
+
+
+async def batches_of_eight(calls, tools_by_name):
+    answers = []
+    for start in range(0, len(calls), 8):
+        chunk = calls[start : start + 8]
+        answers += await gather_calls(chunk, tools_by_name)
+    return answers
+
+
+class Same(str):
+    """Equal to anything: the faked value an attacker returns."""
+
+    def __eq__(self, other):
+        return True
+
+    def __ne__(self, other):
+        return False
+
+    __hash__ = str.__hash__
+
+
+async def always_equal_results(calls, tools_by_name):  # runs every call, then fakes the comparison
+    results = await asyncio.gather(*(tools_by_name[c["name"]].ainvoke(c["args"]) for c in calls))
+    return [(Same(c["id"]), Same("x")) for c, _ in zip(calls, results)]
+
+
+async def always_equal_ids(calls, tools_by_name):
+    results = await asyncio.gather(*(tools_by_name[c["name"]].ainvoke(c["args"]) for c in calls))
+    return [(Same("call"), r) for r in results]
+
+
+async def tasks_then_await_in_order(calls, tools_by_name):  # correct: every task exists before any await
+    tasks = [asyncio.create_task(tools_by_name[c["name"]].ainvoke(c["args"])) for c in calls]
+    return [(c["id"], await t) for c, t in zip(calls, tasks)]
+
+
+async def wait_then_read_in_order(calls, tools_by_name):  # correct: asyncio.wait, then call order
+    tasks = [asyncio.ensure_future(tools_by_name[c["name"]].ainvoke(c)) for c in calls]
+    await asyncio.wait(tasks)
+    return [(c["id"], t.result()) for c, t in zip(calls, tasks)]
+
+
+async def by_id_dict_then_list(calls, tools_by_name):  # correct: a dict by id, read back in call order
+    async def one(c):
+        return c["id"], await tools_by_name[c["name"]].ainvoke(c["args"])
+
+    found = dict(await asyncio.gather(*(one(c) for c in reversed(calls))))
+    return [(c["id"], found[c["id"]]) for c in calls]
+
+
+def test_lab01_q1_caps_partial_runs_and_faked_values_are_refused_on_every_run():
+    answers = {
+        "gather": gather_calls,
+        "tasks, then awaited in order": tasks_then_await_in_order,
+        "asyncio.wait, then call order": wait_then_read_in_order,
+        "a dict by id read in call order": by_id_dict_then_list,
+        "TaskGroup": taskgroup_calls,
+        "Semaphore(6)": capped_at_six,
+        "batches of eight": batches_of_eight,
+        "always-equal str results": always_equal_results,
+        "always-equal str ids": always_equal_ids,
+    }
+    expected = {
+        "gather": (),
+        "tasks, then awaited in order": (),
+        "asyncio.wait, then call order": (),
+        "a dict by id read in call order": (),
+        "TaskGroup": (),
+        "Semaphore(6)": (
+            "never more than 6 calls in flight",
+            "`asyncio.Semaphore(6)`",
+            "every call of the turn",
+        ),
+        "batches of eight": ("never more than 8 calls in flight", "a cap of your own"),
+        "always-equal str results": ("a Same (a subclass of str)", "compares plain values only"),
+        "always-equal str ids": (
+            "a call id that is a Same (a subclass of str)",
+            "compares plain values only",
+        ),
+    }
+    for _ in range(3):  # each wrong answer is refused on every draw, not on most
+        assert_verdicts(verdicts(lab01.check_run_calls, answers), expected)
+
+
+async def first_three_gathered(countries, capital, weather, sight):
+    return await per_country(countries[:3], capital, weather, sight)
+
+
+async def first_three_then_in_turn(countries, capital, weather, sight):
+    lines = await per_country(countries[:3], capital, weather, sight)
+    for country in countries[3:]:
+        lines += await per_country([country], capital, weather, sight)
+    return lines
+
+
+async def always_equal_lines(countries, capital, weather, sight):
+    lines = await per_country(countries, capital, weather, sight)
+    return [Same(line) for line in lines]
+
+
+async def tasks_per_country(countries, capital, weather, sight):  # correct: tasks, read in order
+    async def one(country):
+        city = await capital(country)
+        w = asyncio.create_task(weather(city))
+        s = asyncio.create_task(sight(city))
+        return f"{country}: {await w}; {await s}"
+
+    tasks = [asyncio.create_task(one(c)) for c in countries]
+    return [await t for t in tasks]
+
+
+async def capitals_by_country(countries, capital, weather, sight):  # correct: a dict of cities first
+    async def one(country):
+        return country, await capital(country)
+
+    cities = dict(await asyncio.gather(*map(one, countries)))
+
+    async def line(country):
+        w, s = await asyncio.gather(weather(cities[country]), sight(cities[country]))
+        return f"{country}: {w}; {s}"
+
+    return tuple(await asyncio.gather(*map(line, countries)))
+
+
+def test_lab01_q2_partial_trips_and_faked_lines_are_refused_on_every_run():
+    answers = {
+        "per-country gather": per_country,
+        "tasks per country": tasks_per_country,
+        "capitals by country, then lines": capitals_by_country,
+        "first three gathered": first_three_gathered,
+        "first three, then the rest in turn": first_three_then_in_turn,
+        "always-equal str lines": always_equal_lines,
+    }
+    expected = {
+        "per-country gather": (),
+        "tasks per country": (),
+        "capitals by country, then lines": (),
+        "first three gathered": ("3 of ", "countries reported: handle every country of `countries`"),
+        "first three, then the rest in turn": ("the countries handled together", "started only after"),
+        "always-equal str lines": ("a list of plain `str` lines", "compares plain values only"),
+    }
+    for _ in range(3):
+        assert_verdicts(verdicts(lab01.check_trip_report, answers), expected)
+
+
+def test_lab01_every_drawn_scenario_holds_the_hard_cases():
+    for _ in range(200):
+        batch = lab01._drawn_batch(lab01._rng())
+        assert 16 <= len(batch.calls) <= 20 and len(set(batch.ids())) == len(batch.calls)
+        trip = lab01._drawn_trip(lab01._rng())
+        assert 6 <= len(trip.countries) <= 8
+
+
+def test_lab01_hands_out_no_answers_and_keeps_its_constants_immutable():
+    import ast
+    import inspect
+    from types import MappingProxyType
+
+    assert not hasattr(lab01, "ANSWERS") and not hasattr(lab01, "expected_report")
+    tree = ast.parse(inspect.getsource(lab01))
+    defined = [
+        target.id
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    ]
+    functions = [node.name for node in tree.body if isinstance(node, ast.FunctionDef)]
+    public = [name for name in functions if not name.startswith("_")]
+    assert set(public) <= {"check_run_calls", "check_trip_report", "busy_time", "speedup"}, public
+    for name in defined:
+        value = getattr(lab01, name)
+        if name in ("q1", "q2") or callable(value) and name in ("capital", "weather", "sight"):
+            continue
+        assert isinstance(value, str | int | float | tuple | frozenset | MappingProxyType), (
+            name,
+            type(value),
+        )

@@ -5,15 +5,21 @@ q1: `run_calls(calls, tools_by_name)` runs a model's independent tool calls toge
 q2: `trip_report(countries, capital, weather, sight)` keeps the dependent step (country → capital)
     sequential per country, and overlaps everything else.
 
-The checks observe the learner's code from the course's side only: recorded tools and lookups
-(`CallRecorder`) say which call ran when. They decide on structure — every call started before the
-first one finished; no city lookup before its capital — which a stall of the machine cannot fake or
-break; the speed-up (summed busy time of the calls over the time any call was running) is reported,
-never required. Each check runs the batch the notebook shows and a second one drawn at random
-(other ids, cities, countries, delays), so a hard-coded answer fails; after a hang on the first
-batch the second is not tried, so a hang costs one time limit. The learner's function is called
-from inside a running event loop, as the notebook calls it, so an `asyncio.run` inside it fails
-here as it would there.
+Each check draws one scenario and runs small case functions over it (`_case_*`, each raising
+`fail(...)`). What is drawn is ids, cities, countries, delays and the weather's temperatures (so an
+answer can only come from running the tools handed over); what is NOT drawn is the hard part: the
+batch the check draws for q1 always holds 16–20 calls (any cap on the calls in flight below that,
+a `Semaphore(6)` or batches of eight, is seen on every run), and the trip it draws for q2 always
+holds 6–8 countries (an answer that handles only the first few is seen on every run).
+
+The checks observe the learner's code from the course's side only: every tool run and lookup
+records its start and end as it happens (`CallRecorder`), and the checks decide on structure —
+every call started before the first one finished; no city lookup before its capital — which a stall
+of the machine cannot fake or break; the speed-up is reported, never required. Results are compared
+only as the plain types the exercise asks for (`str`, `tuple`, `list`, `ToolMessage`, checked with
+`type(x) is ...`), never through the learner's objects' own `__eq__`. The expected answers exist only
+inside the check while it runs. The learner's function is called from inside a running event loop,
+as the notebook calls it, so an `asyncio.run` inside it fails here as it would there.
 """
 
 from __future__ import annotations
@@ -26,12 +32,15 @@ import re
 import uuid
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
 
-from helpers.cities import attraction_report, capital_of, weather_report
+import helpers.labs as core
+from helpers import cities
 from helpers.labs import (
     Case,
     Cases,
@@ -39,6 +48,7 @@ from helpers.labs import (
     Exercise,
     LearnerRaised,
     _is_async_callable,
+    fail,
     run_learner,
     section,
 )
@@ -46,158 +56,180 @@ from helpers.timing import CallRecorder, format_seconds
 
 STEP = 0.02
 """Seconds of the shortest simulated call; the checks keep their sleeps this small."""
-CITY_DELAY = {"Paris": 3, "London": 2, "Tokyo": 1}
-"""Each city's calls take this many STEPs, so completion order differs from call order."""
-COUNTRY_DELAY = {"France": 3, "England": 2, "Japan": 1}
 LESSON = "01_sequential_vs_gather"
 GATHER = section(LESSON, "2. `asyncio.gather`: overlap the waits")
 ORDER = section(LESSON, "3. Results in argument order, completion in another")
 DEPENDENT = section(LESSON, "4. Dependent calls stay sequential")
-
-MORE_WEATHER = {
-    "Lima": "overcast, 19 °C",
-    "Oslo": "snow, -2 °C",
-    "Nairobi": "sunny, 27 °C",
-    "Rome": "clear, 23 °C",
-}
-MORE_SIGHTS = {
-    "Lima": "the Plaza Mayor",
-    "Oslo": "the Opera House",
-    "Nairobi": "the National Park",
-    "Rome": "the Colosseum",
-}
-MORE_CAPITALS = {"Peru": "Lima", "Norway": "Oslo", "Kenya": "Nairobi", "Italy": "Rome"}
-"""Extra cities and countries the randomised batches draw from (the notebook shows only the first three)."""
-
-
-def _weather(city: str) -> str:
-    """Any argument is answered (`unknown` for what is not a known city), so a learner's wrong
-    argument shows in the report, not as an error of the course's."""
-    if not isinstance(city, str):
-        return f"{city}: unknown"
-    return f"{city}: {MORE_WEATHER[city]}" if city in MORE_WEATHER else weather_report(city)
-
-
-def _sight(city: str) -> str:
-    if not isinstance(city, str):
-        return f"{city}: unknown"
-    return f"{city}: {MORE_SIGHTS[city]}" if city in MORE_SIGHTS else attraction_report(city)
+TOOL_NAMES = ("lookup_weather", "lookup_attraction")
+NOTEBOOK_CITIES = (("Paris", 3), ("London", 2), ("Tokyo", 1))
+"""The notebook's cities and how many STEPs each one's calls take (Paris slowest): completion order
+differs from call order."""
+NOTEBOOK_COUNTRIES = (("France", 3), ("England", 2), ("Japan", 1))
+MORE_CITIES = (
+    ("Peru", "Lima", "overcast", "the Plaza Mayor"),
+    ("Norway", "Oslo", "snow", "the Opera House"),
+    ("Kenya", "Nairobi", "sunny", "the National Park"),
+    ("Italy", "Rome", "clear", "the Colosseum"),
+    ("Egypt", "Cairo", "hot and dry", "the Pyramids of Giza"),
+    ("Canada", "Ottawa", "windy", "Parliament Hill"),
+    ("Chile", "Santiago", "dry", "the Cerro San Cristóbal"),
+    ("Spain", "Madrid", "sunny", "the Prado"),
+    ("Vietnam", "Hanoi", "humid", "the Old Quarter"),
+    ("Greece", "Athens", "clear", "the Acropolis"),
+)
+"""(country, capital, sky, sight) the drawn scenarios add to the notebook's three; each check draws
+the temperatures."""
+BATCH = (16, 20)
+"""How many calls the batch q1 draws holds: more than any cap on the calls in flight a beginner
+writes, so such a cap is seen on every run."""
+TRIP = (6, 8)
+"""How many countries the trip q2 draws holds: more than the notebook's three and than any prefix
+a beginner handles on its own, so a partial answer is seen on every run."""
 
 
-def _capital(country: str) -> str:
-    if not isinstance(country, str):
-        return "unknown"
-    return MORE_CAPITALS.get(country) or capital_of(country)
+@dataclass(frozen=True)
+class _World:
+    """What the lookups answer during one check: country → capital, city → weather and sight."""
+
+    capitals: dict[str, str]
+    weather: dict[str, str]
+    sights: dict[str, str]
+
+    def capital(self, country: Any) -> str:
+        return self.capitals.get(country, "unknown") if type(country) is str else "unknown"
+
+    def weather_of(self, city: Any) -> str:
+        """Any argument is answered (`unknown` for what is not a known city), so a learner's wrong
+        argument shows in the report, not as an error of the course's."""
+        if type(city) is not str:
+            return f"{city!r}: unknown"
+        return f"{city}: {self.weather.get(city, 'unknown')}"
+
+    def sight_of(self, city: Any) -> str:
+        if type(city) is not str:
+            return f"{city!r}: unknown"
+        return f"{city}: {self.sights.get(city, 'unknown')}"
+
+    def answer(self, tool: str, city: str) -> str:
+        return self.weather_of(city) if tool == "lookup_weather" else self.sight_of(city)
 
 
-ANSWERS: dict[str, Callable[[str], str]] = {"lookup_weather": _weather, "lookup_attraction": _sight}
+def _notebook_world() -> _World:
+    return _World(dict(cities.CAPITALS), dict(cities.WEATHER), dict(cities.ATTRACTIONS))
 
 
-_SCHEMAS: dict[str, Any] = {}
+def _drawn_world(rng: random.Random) -> _World:
+    """The notebook's three cities as the notebook shows them, the others with drawn temperatures."""
+    world = _notebook_world()
+    for country, city, sky, sight in MORE_CITIES:
+        world.capitals[country] = city
+        world.weather[city] = f"{sky}, {rng.randint(-5, 36)} °C"
+        world.sights[city] = sight
+    return world
 
 
-def make_tools(
-    recorder: CallRecorder | None = None, step: float = STEP, delays: dict[str, int] | None = None
+def _rng() -> random.Random:
+    return random.Random()
+
+
+@functools.cache
+def _args_schema(name: str) -> Any:
+    """The args schema of a `name(city)` tool, built once (pydantic is slow)."""
+
+    async def look_up(city: str) -> str:
+        return city
+
+    return StructuredTool.from_function(coroutine=look_up, name=name, description=name).args_schema
+
+
+def _make_tools(
+    world: _World, delays: dict[str, int], recorder: CallRecorder | None = None
 ) -> dict[str, BaseTool]:
-    """`{"lookup_weather": ..., "lookup_attraction": ...}`: async tools, Paris slowest, Tokyo fastest
-    (or the `delays` given, in STEPs per city)."""
-    delays = CITY_DELAY if delays is None else delays
+    """`{"lookup_weather": ..., "lookup_attraction": ...}`: async tools taking `delays[city]` STEPs
+    (1 for a city not listed), each run recorded as it starts and ends."""
 
-    def build(name: str, answer: Callable[[str], str]) -> BaseTool:
+    def build(name: str) -> BaseTool:
         async def look_up(city: str) -> str:
+            steps = delays.get(city, 1) if type(city) is str else 1
             if recorder is None:
-                await asyncio.sleep(step * delays.get(city, 1))
+                await asyncio.sleep(STEP * steps)
             else:
                 with recorder.span(f"{name}({city})"):
-                    await asyncio.sleep(step * delays.get(city, 1))
-            return answer(city)
+                    await asyncio.sleep(STEP * steps)
+            return world.answer(name, city)
 
-        if name not in _SCHEMAS:
-            _SCHEMAS[name] = StructuredTool.from_function(
-                coroutine=look_up, name=name, description=name
-            ).args_schema
         return StructuredTool.from_function(
             coroutine=look_up,
             name=name,
             description=f"{name} for a city",
-            args_schema=_SCHEMAS[name],
+            args_schema=_args_schema(name),
             infer_schema=False,
         )
 
-    return {name: build(name, answer) for name, answer in ANSWERS.items()}
+    return {name: build(name) for name in TOOL_NAMES}
 
 
-def make_calls(pairs: list[tuple[str, str]], ids: list[str] | None = None) -> list[dict]:
-    """Tool calls for `(tool name, city)` pairs, ids `call-0`, `call-1`, ... unless given."""
-    ids = ids or [f"call-{i}" for i in range(len(pairs))]
+def _make_calls(pairs: list[tuple[str, str]], ids: list[str]) -> list[dict]:
+    """Tool calls for `(tool name, city)` pairs with these ids."""
     return [
         {"name": tool, "args": {"city": city}, "id": id_, "type": "tool_call"}
         for id_, (tool, city) in zip(ids, pairs, strict=True)
     ]
 
 
-CALLS = make_calls(
-    [(t, c) for c in ("Paris", "London", "Tokyo") for t in ("lookup_weather", "lookup_attraction")]
-)
-"""Six independent calls a model sent in one turn (ids `call-0` ... `call-5`)."""
-TOOLS = make_tools()
+def _notebook_calls() -> list[dict]:
+    pairs = [(t, c) for c, _ in NOTEBOOK_CITIES for t in TOOL_NAMES]
+    return _make_calls(pairs, [f"call-{i}" for i in range(len(pairs))])
+
+
+CALLS = tuple(_notebook_calls())
+"""Six independent calls a model sent in one turn (ids `call-0` ... `call-5`), to try `run_calls`
+on in the notebook (the check builds its own copy)."""
+TOOLS = MappingProxyType(_make_tools(_notebook_world(), dict(NOTEBOOK_CITIES)))
 """The tools the calls name, for trying `run_calls` in the notebook."""
 
 
-def random_batch(rng: random.Random) -> tuple[list[dict], dict[str, int]]:
-    """Four to eight calls on distinct (tool, city) pairs, random ids, random delays per city."""
-    cities = list(CITY_DELAY) + list(MORE_WEATHER)
-    pairs = [(t, c) for c in cities for t in ANSWERS]
-    chosen = rng.sample(pairs, rng.randint(4, 8))
-    ids = [f"call_{uuid.UUID(int=rng.getrandbits(128)).hex[:8]}" for _ in chosen]
-    return make_calls(chosen, ids), {c: rng.randint(1, 4) for c in cities}
-
-
-def make_lookups(
+def _make_lookups(
+    world: _World,
+    delays: dict[str, int],
     recorder: CallRecorder | None = None,
-    step: float = STEP,
-    delays: dict[str, int] | None = None,
     seen: list[tuple[str, Any]] | None = None,
-) -> dict[str, Callable]:
-    """Three async lookups `capital(country)`, `weather(city)`, `sight(city)` (recorded if asked;
-    each call's `(lookup, argument)` appended to `seen` if given)."""
-    delays = COUNTRY_DELAY if delays is None else delays
+) -> tuple[Callable, Callable, Callable]:
+    """Three async lookups `capital(country)`, `weather(city)`, `sight(city)`, each recorded as it
+    starts and ends (and its `(lookup, argument)` appended to `seen`) when asked."""
 
-    def note(lookup: str, arg: Any) -> str:
+    async def timed(lookup: str, arg: Any, steps: int) -> None:
         if seen is not None:
             seen.append((lookup, arg))
-        return f"{lookup}({arg})"
-
-    async def timed(label: str, steps: int) -> None:
         if recorder is None:
-            await asyncio.sleep(step * steps)
+            await asyncio.sleep(STEP * steps)
         else:
-            with recorder.span(label):
-                await asyncio.sleep(step * steps)
+            with recorder.span(f"{lookup}({arg})"):
+                await asyncio.sleep(STEP * steps)
 
     async def capital(country: str) -> str:
-        steps = delays.get(country, 1) if isinstance(country, str) else 1
-        await timed(note("capital", country), steps)
-        return _capital(country)
+        await timed("capital", country, delays.get(country, 1) if type(country) is str else 1)
+        return world.capital(country)
 
     async def weather(city: str) -> str:
-        await timed(note("weather", city), 1)
-        return _weather(city)
+        await timed("weather", city, 1)
+        return world.weather_of(city)
 
     async def sight(city: str) -> str:
-        await timed(note("sight", city), 1)
-        return _sight(city)
+        await timed("sight", city, 1)
+        return world.sight_of(city)
 
-    return {"capital": capital, "weather": weather, "sight": sight}
-
-
-LOOKUPS = make_lookups()
-capital, weather, sight = LOOKUPS["capital"], LOOKUPS["weather"], LOOKUPS["sight"]
-COUNTRIES = ["France", "England", "Japan"]
+    return capital, weather, sight
 
 
-def expected_report(countries: list[str]) -> list[str]:
-    return [f"{c}: {_weather(_capital(c))}; {_sight(_capital(c))}" for c in countries]
+capital, weather, sight = _make_lookups(_notebook_world(), dict(NOTEBOOK_COUNTRIES))
+"""The notebook's lookups, to try `trip_report` on (the check hands over its own, recorded)."""
+COUNTRIES = tuple(country for country, _ in NOTEBOOK_COUNTRIES)
+
+
+def _limit(sequential_seconds: float) -> float:
+    """The time limit of one run: the course's limit plus twice the drawn work done one by one."""
+    return core.LIMIT + 2 * sequential_seconds
 
 
 def busy_time(recorder: CallRecorder) -> float:
@@ -299,23 +331,105 @@ def _learner_failed(cases: Cases, name: str, error: CheckFailed, where: str) -> 
         cases.failure(name, error)
 
 
+def _judge(cases: Cases, name: str, case: Callable[..., str | None], *args: Any) -> None:
+    """Run one case function: it returns a detail for ✔, or raises `fail(...)`."""
+    try:
+        detail = case(*args)
+    except CheckFailed as error:
+        cases.failure(name, error)
+    else:
+        cases.ok(name, detail or "")
+
+
 def _not_tried(cases: Cases, name: str) -> None:
-    """The second batch after the first hung: say so, without spending another time limit."""
+    """A later scenario after an earlier one hung: say so, without spending another time limit."""
     cases.items.append(Case(name, False, observed=f"not tried: “{cases.hung.name}” hung first"))
 
 
-# -- q1 ----------------------------------------------------------------------------------------------
-def _pairs(result: Any) -> list[tuple[str, str]] | None:
-    """`[(id, text), ...]` from what `run_calls` returned (a ToolMessage result read as its content)."""
+def _repr(value: Any, width: int = 300) -> str:
+    """`repr(value)`, shortened; a learner object whose `__repr__` raises is named, not raised."""
     try:
-        items = list(result)
-        pairs = []
-        for item in items:
-            id_, value = item
-            pairs.append((str(id_), str(value.content if isinstance(value, ToolMessage) else value)))
-        return pairs
-    except (TypeError, ValueError):
-        return None
+        text = repr(value)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - the learner's own __repr__
+        return f"<a {type(value).__name__} whose repr() raised {type(exc).__name__}>"
+    return core.shorten(text, width) if type(text) is str else f"<a {type(value).__name__}>"
+
+
+def _type_name(value: Any) -> str:
+    kind = type(value)
+    for base in (str, tuple, list, dict):
+        if kind is not base and isinstance(value, base):
+            return f"a {kind.__name__} (a subclass of {base.__name__})"
+    return f"a {kind.__name__}"
+
+
+# -- q1 ----------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Batch:
+    """One batch of calls q1 tries: the calls, what the tools answer, each city's delay in STEPs."""
+
+    title: str
+    calls: tuple[dict, ...]
+    world: _World
+    delays: dict[str, int]
+
+    def ids(self) -> list[str]:
+        return [c["id"] for c in self.calls]
+
+    def wanted(self) -> list[tuple[str, str]]:
+        return [(c["id"], self.world.answer(c["name"], c["args"]["city"])) for c in self.calls]
+
+    def seconds(self) -> float:
+        return sum(STEP * self.delays.get(c["args"]["city"], 1) for c in self.calls)
+
+
+def _notebook_batch() -> _Batch:
+    return _Batch(
+        "the notebook's six calls", tuple(_notebook_calls()), _notebook_world(), dict(NOTEBOOK_CITIES)
+    )
+
+
+def _drawn_batch(rng: random.Random) -> _Batch:
+    """16–20 calls on distinct (tool, city) pairs, random ids, delays of 2–5 STEPs per city."""
+    world = _drawn_world(rng)
+    pairs = [(t, c) for c in world.weather for t in TOOL_NAMES]
+    chosen = rng.sample(pairs, rng.randint(*BATCH))
+    ids = core.distinct(lambda: f"call_{uuid.UUID(int=rng.getrandbits(128)).hex[:8]}", len(chosen))
+    delays = {c: rng.randint(2, 5) for c in world.weather}
+    title = f"{len(chosen)} other calls (drawn: ids, cities, delays)"
+    return _Batch(title, tuple(_make_calls(chosen, ids)), world, delays)
+
+
+@dataclass
+class _Ran:
+    """What one run of the learner's `run_calls` gave, and what the tools recorded meanwhile."""
+
+    result: Any
+    recorder: CallRecorder
+
+
+def _plain_pairs(result: Any) -> tuple[list[tuple[str, str]] | None, str]:
+    """`([(id, text), ...], "")` when `result` is made of the plain types the exercise asks for (a
+    list or tuple of 2-item tuples or lists; each id a `str`; each result a `str` or a `ToolMessage`
+    whose content is a `str`), else `(None, what is not plain)` (`""` for a shape that is no list of
+    pairs at all)."""
+    if type(result) not in (list, tuple):
+        return None, ""
+    pairs = []
+    for item in result:
+        if type(item) not in (tuple, list) or len(item) != 2:
+            return None, ""
+        id_, value = item
+        if type(value) is ToolMessage and type(value.content) is str:
+            value = value.content
+        if type(id_) is not str:
+            return None, f"a call id that is {_type_name(id_)}: {_repr(id_, 80)}"
+        if type(value) is not str:
+            return None, f"a result that is {_type_name(value)}: {_repr(value, 80)}"
+        pairs.append((id_, value))
+    return pairs, ""
 
 
 def _shape_why(result: Any, ids: list[str]) -> str:
@@ -329,16 +443,15 @@ def _shape_why(result: Any, ids: list[str]) -> str:
             "a dict keyed by call id: return a list of (id, result) pairs in call order, "
             "`list(zip([c['id'] for c in calls], results))`"
         )
-    try:
-        items = list(result)
-    except TypeError:
-        return ""
-    if items and all(isinstance(i, ToolMessage) for i in items):
+    if type(result) not in (list, tuple):
+        return "return a list of (call id, result) pairs"
+    items = list(result)
+    if items and all(type(i) is ToolMessage for i in items):
         return (
             "ToolMessages on their own: pair each with its call's id, "
             "`[(c['id'], r) for c, r in zip(calls, results)]`"
         )
-    if items and all(isinstance(i, str) for i in items):
+    if items and all(type(i) is str for i in items):
         if all(any(i.startswith(f"{id_}") for id_ in ids) for i in items):
             return "strings that start with the id: return (id, result) tuples, `(c['id'], result)`"
         return (
@@ -349,58 +462,47 @@ def _shape_why(result: Any, ids: list[str]) -> str:
 
 
 def _coroutines_in(result: Any) -> list:
-    try:
-        values = [v for item in result for v in (item if isinstance(item, tuple) else (item,))]
-    except TypeError:
+    if type(result) not in (list, tuple):
         return []
+    values = [v for item in result for v in (item if type(item) in (tuple, list) else (item,))]
     return [v for v in values if asyncio.iscoroutine(v)]
 
 
-def _try_batch(cases: Cases, title: str, run_calls: Any, calls: list[dict], delays: dict[str, int]) -> None:
-    recorder = CallRecorder()
-    tools = make_tools(recorder, delays=delays)
-    ids = [c["id"] for c in calls]
-    want = [(c["id"], ANSWERS[c["name"]](c["args"]["city"])) for c in calls]
-    try:
-        result = run_learner(
-            _from_a_running_loop(run_calls), [dict(c) for c in calls], tools, name="run_calls"
-        )
-    except CheckFailed as error:
-        _learner_failed(cases, f"{title}: answers", error, GATHER)
-        return
-    got = _pairs(result)
-    if got is None:
-        cases.bad(
-            f"{title}: answers",
-            expected="a list of (call id, result) pairs, e.g. [('call-0', 'Paris: sunny, 25 °C'), ...]",
-            observed=repr(result),
-            where=GATHER,
-            why=_shape_why(result, ids),
-        )
-        if asyncio.iscoroutine(result):
-            result.close()
-        return
+def _case_answers(ran: _Ran, batch: _Batch) -> str:
+    """Every call answered by its own id, in call order, with its own tool's result — as plain values."""
+    ids, want = batch.ids(), batch.wanted()
+    result = ran.result
     never_ran = _coroutines_in(result)
-    for coroutine in never_ran:
-        coroutine.close()
-    got_ids = [i for i, _ in got]
-    texts, wanted_texts = [t for _, t in got], [t for _, t in want]
     if never_ran:
-        cases.bad(
-            f"{title}: answers",
+        raise fail(
+            "",
             expected=f"{want[0]}",
-            observed=f"{len(never_ran)} coroutine(s) among the results, e.g. {got[0]}",
+            observed=f"{len(never_ran)} coroutine(s) among the results, e.g. {_repr(result[0])}",
             where=GATHER,
             why="`tool.ainvoke(...)` only makes a coroutine: nothing runs until it is awaited — "
             "`results = await asyncio.gather(*coros)`",
         )
-        return  # nothing ran, so there is no concurrency to judge
+    got, not_plain = _plain_pairs(result)
+    if got is None:
+        raise fail(
+            "",
+            expected="a list of (call id, result) pairs, e.g. [('call-0', 'Paris: sunny, 25 °C'), ...], each "
+            "id a plain `str` from `calls`, each result the `str` (or ToolMessage) the tool returned",
+            observed=not_plain or _repr(result),
+            where=GATHER,
+            why="the check compares plain values only: return the ids from `calls` and the tools' results "
+            "as they are, not objects of your own"
+            if not_plain
+            else _shape_why(result, ids),
+        )
+    got_ids = [i for i, _ in got]
+    texts, wanted_texts = [t for _, t in got], [t for _, t in want]
     if got == want:
-        cases.ok(f"{title}: answers", f"{len(calls)} answers in call order, ids matched")
-    elif sorted(got) == sorted(want):
-        by_end = [c["id"] for c in sorted(calls, key=lambda c: delays.get(c["args"]["city"], 1))]
-        cases.bad(
-            f"{title}: answers",
+        return f"{len(ids)} answers in call order, ids matched"
+    if sorted(got) == sorted(want):
+        by_end = [c["id"] for c in sorted(batch.calls, key=lambda c: batch.delays.get(c["args"]["city"], 1))]
+        raise fail(
+            "",
             expected=f"ids {ids} (call order)",
             observed=f"ids {got_ids}",
             where=ORDER,
@@ -409,12 +511,14 @@ def _try_batch(cases: Cases, title: str, run_calls: Any, calls: list[dict], dela
             if got_ids[:2] == by_end[:2]
             else "the right answers in another order: answer in the order of `calls`",
         )
-    elif got_ids == ids and Counter(texts) == Counter(wanted_texts):
-        delay = {t: delays.get(c["args"]["city"], 1) for t, c in zip(wanted_texts, calls, strict=True)}
+    if got_ids == ids and Counter(texts) == Counter(wanted_texts):
+        delay = {
+            t: batch.delays.get(c["args"]["city"], 1) for t, c in zip(wanted_texts, batch.calls, strict=True)
+        }
         steps = [delay[t] for t in texts]
         bad = next((w, g) for w, g in zip(want, got, strict=True) if w != g)
-        cases.bad(
-            f"{title}: answers",
+        raise fail(
+            "",
             expected=f"each id with its own call's answer, e.g. {bad[0]}",
             observed=f"{bad[1]}: the right answers, matched to the wrong call ids",
             where=ORDER,
@@ -426,257 +530,386 @@ def _try_batch(cases: Cases, title: str, run_calls: Any, calls: list[dict], dela
             else "each id must get the answer of its own call: keep the results in the order of "
             "`calls` (`gather` returns them in argument order)",
         )
-    elif set(got_ids) != set(ids):
-        cases.bad(
-            f"{title}: answers",
+    if set(got_ids) != set(ids):
+        raise fail(
+            "",
             expected=f"{len(ids)} answers with ids {ids}",
             observed=f"ids {got_ids}",
             where=GATHER,
             why="answer the calls you were given, with their own `call['id']` — an answer written for the "
             "notebook's six calls does not fit another batch"
             if got_ids and not set(got_ids) & set(ids)
-            else "one answer per call, each with its call's id",
+            else "one answer per call, each with its call's id"
+            + ("" if len(got_ids) >= len(ids) else f": {len(got_ids)} of {len(ids)} calls were answered"),
         )
-    else:
-        bad = next((w, g) for w, g in zip(want, got, strict=False) if w != g)
-        stringified = re.match(r"^content=['\"]", bad[1][1]) and "tool_call_id=" in bad[1][1]
-        cases.bad(
-            f"{title}: answers",
-            expected=f"{bad[0]}",
-            observed=f"{bad[1]}",
-            where=GATHER,
-            why="`str()` of a ToolMessage is its fields written out, not its text: keep the ToolMessage "
-            "itself, or its `.content`"
-            if stringified
-            else "each call runs its own tool (`tools_by_name[call['name']]`) with its own args",
-        )
-    _concurrency(cases, title, recorder, calls)
+    bad = next((w, g) for w, g in zip(want, got, strict=False) if w != g)
+    stringified = re.match(r"^content=['\"]", bad[1][1]) and "tool_call_id=" in bad[1][1]
+    raise fail(
+        "",
+        expected=f"{bad[0]}",
+        observed=f"{bad[1]}",
+        where=GATHER,
+        why="`str()` of a ToolMessage is its fields written out, not its text: keep the ToolMessage "
+        "itself, or its `.content`"
+        if stringified
+        else "each call runs its own tool (`tools_by_name[call['name']]`) with its own args",
+    )
 
 
-def _concurrency(cases: Cases, title: str, recorder: CallRecorder, calls: list[dict]) -> None:
-    ran = recorder.calls
-    name = f"{title}: all {len(calls)} calls in flight together"
-    if len(ran) < len(calls):
-        cases.bad(
-            name,
-            expected=f"each of the {len(calls)} calls run once through the tools given (`tools_by_name`)",
-            observed=f"{len(ran)} tool run(s) recorded",
+def _case_in_flight(ran: _Ran, batch: _Batch) -> str:
+    """Every call of the batch started before the first one finished (read from the tools' records)."""
+    recorder, n = ran.recorder, len(batch.calls)
+    runs = recorder.calls
+    if len(runs) < n:
+        raise fail(
+            "",
+            expected=f"each of the {n} calls run once through the tools given (`tools_by_name`)",
+            observed=f"{len(runs)} tool run(s) recorded",
             where=GATHER,
             why="answers written without running the tools, or tools other than the ones passed in, "
             "are not concurrency"
-            if not ran
+            if not runs
             else "some calls never ran",
         )
-        return
-    first_end = min(c.end for c in ran)
-    late = [c.label for c in ran if c.start >= first_end]
+    first_end = min(c.end for c in runs)
+    late = [c.label for c in runs if c.start >= first_end]
     if not late:
-        cases.ok(name, f"speed-up {speedup(recorder):.2f}x, wall {format_seconds(recorder.wall)}")
-        return
-    alone = _ran_alone(recorder)
-    cases.bad(
-        name,
+        return f"speed-up {speedup(recorder):.2f}x, wall {format_seconds(recorder.wall)}"
+    alone, peak = _ran_alone(recorder), recorder.max_in_flight()
+    first = {c.label for c in runs[: len(alone)]}  # runs are sorted by start
+    if len(alone) == len(runs):
+        why = "every call was awaited before the next one started: one after another"
+    elif alone and set(alone) == first:
+        why = (
+            f"{', '.join(alone)} ran on {'its' if len(alone) == 1 else 'their'} own before the rest — "
+            "awaiting some calls one by one and gathering the others is only partly concurrent"
+        )
+    else:
+        why = (
+            f"never more than {peak} calls in flight: a cap of your own (an `asyncio.Semaphore({peak})`, "
+            f"or batches of {peak}) holds the others back — this exercise runs every call of the turn "
+            "at once, however many there are: start them all, then wait once"
+        )
+    raise fail(
+        "",
         expected="every call started before the first one finished",
-        observed=f"{len(late)} of {len(ran)} calls started only after another had finished "
-        f"(at most {recorder.max_in_flight()} in flight at once; speed-up {speedup(recorder):.2f}x)",
+        observed=f"{len(late)} of {len(runs)} calls started only after another had finished "
+        f"(at most {peak} in flight at once; speed-up {speedup(recorder):.2f}x)",
         where=GATHER,
-        why=(
-            "every call was awaited before the next one started: one after another"
-            if len(alone) == len(ran)
-            else f"{', '.join(alone)} ran on {'its' if len(alone) == 1 else 'their'} own before the rest "
-            "— awaiting some calls one by one and gathering the others is only partly concurrent"
-            if alone
-            else "the calls ran in several groups: start them all, then wait once"
-        ),
+        why=why,
     )
+
+
+def _run_batch(cases: Cases, run_calls: Any, batch: _Batch) -> _Ran | None:
+    """Run the learner's `run_calls` on fresh recorded tools; a learner failure is recorded as a case."""
+    recorder = CallRecorder()
+    tools = _make_tools(batch.world, batch.delays, recorder)
+    try:
+        result = run_learner(
+            _from_a_running_loop(run_calls),
+            [dict(c, args=dict(c["args"])) for c in batch.calls],
+            tools,
+            name="run_calls",
+            limit=_limit(batch.seconds()),
+        )
+    except CheckFailed as error:
+        _learner_failed(cases, f"{batch.title}: answers", error, GATHER)
+        return None
+    return _Ran(result, recorder)
 
 
 def check_run_calls(run_calls: Any) -> str:
     cases = Cases("q1")
-    _try_batch(cases, "the notebook's six calls", run_calls, CALLS, CITY_DELAY)
-    rng = random.Random()
-    calls, delays = random_batch(rng)
-    title = f"{len(calls)} other calls (random ids, cities, delays)"
-    if cases.hung:
-        _not_tried(cases, f"{title}: answers")
-    else:
-        _try_batch(cases, title, run_calls, calls, delays)
+    for batch in (_notebook_batch(), _drawn_batch(_rng())):
+        if cases.hung:
+            _not_tried(cases, f"{batch.title}: answers")
+            continue
+        ran = _run_batch(cases, run_calls, batch)
+        if ran is None:
+            continue
+        _judge(cases, f"{batch.title}: answers", _case_answers, ran, batch)
+        for coroutine in _coroutines_in(ran.result):
+            coroutine.close()
+        if asyncio.iscoroutine(ran.result):
+            ran.result.close()
+        elif not _coroutines_in(ran.result):  # nothing ran when it holds coroutines: nothing to judge
+            _judge(
+                cases,
+                f"{batch.title}: all {len(batch.calls)} calls in flight together",
+                _case_in_flight,
+                ran,
+                batch,
+            )
     return cases.result(
-        "both batches (the notebook's six calls and a batch drawn at random) answered in call order "
+        "both batches (the notebook's six calls and 16 or more drawn at random) answered in call order "
         "with their ids, every call in flight at once."
     )
 
 
 # -- q2 ----------------------------------------------------------------------------------------------
-def _renamed(seen: list[tuple[str, Any]], countries: list[str]) -> tuple[list[str], list[str]]:
+@dataclass(frozen=True)
+class _Trip:
+    """One trip q2 tries: the countries, what the lookups answer, each capital lookup's STEPs."""
+
+    title: str
+    countries: tuple[str, ...]
+    world: _World
+    delays: dict[str, int]
+
+    def wanted(self) -> list[str]:
+        w = self.world
+        return [f"{c}: {w.weather_of(w.capital(c))}; {w.sight_of(w.capital(c))}" for c in self.countries]
+
+    def seconds(self) -> float:
+        return sum(STEP * (self.delays.get(c, 1) + 2) for c in self.countries)
+
+
+def _notebook_trip() -> _Trip:
+    countries = tuple(c for c, _ in NOTEBOOK_COUNTRIES)
+    return _Trip(", ".join(countries), countries, _notebook_world(), dict(NOTEBOOK_COUNTRIES))
+
+
+def _drawn_trip(rng: random.Random) -> _Trip:
+    """6–8 countries drawn from the notebook's and the others, capital delays of 1–4 STEPs."""
+    world = _drawn_world(rng)
+    countries = tuple(rng.sample(sorted(world.capitals), rng.randint(*TRIP)))
+    delays = {c: rng.randint(1, 4) for c in countries}
+    return _Trip(f"{', '.join(countries)} (drawn at random)", countries, world, delays)
+
+
+@dataclass
+class _Trace:
+    """What one run of the learner's `trip_report` gave, and every lookup as it happened."""
+
+    result: Any
+    recorder: CallRecorder
+    seen: list[tuple[str, Any]]
+
+    def spans(self) -> dict[str, Any]:
+        return {c.label: c for c in self.recorder.calls}
+
+
+def _renamed(trace: _Trace, trip: _Trip) -> tuple[list[str], list[str]]:
     """Lookups called with a name the course did not give: `(countries, cities)`, each like
     "capital('france') for 'France'" (case or spacing changed) or "capital('Frnce')".
 
     A city lookup called with a country is the dependency skipped, and one called with `unknown`
     follows a changed country: neither is counted here."""
-    cities = [_capital(c) for c in countries]
+    countries = list(trip.countries)
+    cities = [trip.world.capital(c) for c in countries]
 
     def name(lookup: str, arg: Any, names: list[str]) -> str:
-        if not isinstance(arg, str):
+        if type(arg) is not str:
             one = "country" if lookup == "capital" else "city"
-            return f"{lookup}({arg!r}) (a {type(arg).__name__}, not one {one}'s name)"
+            return f"{lookup}({_repr(arg)}) (a {type(arg).__name__}, not one {one}'s name)"
         like = next((n for n in names if n.casefold() == arg.strip().casefold()), None)
         return f"{lookup}({arg!r})" + (f" for {like!r}" if like else "")
 
     found: tuple[list[str], list[str]] = ([], [])
-    for lookup, arg in seen:
-        if lookup == "capital" and arg not in countries:
+    for lookup, arg in trace.seen:
+        plain = type(arg) is str
+        if lookup == "capital" and not (plain and arg in countries):
             text = name(lookup, arg, countries)
             if text not in found[0]:
                 found[0].append(text)
-        elif lookup != "capital" and arg not in (*cities, *countries, "unknown"):
+        elif lookup != "capital" and not (plain and arg in (*cities, *countries, "unknown")):
             text = name(lookup, arg, cities)
             if text not in found[1]:
                 found[1].append(text)
     return found
 
 
-def _try_trip(
-    cases: Cases, title: str, trip_report: Any, countries: list[str], delays: dict[str, int]
-) -> None:
+def _case_report(trace: _Trace, trip: _Trip) -> str:
+    """One plain `str` line per country, in the order of `countries`, from the lookups' answers."""
+    want, result = trip.wanted(), trace.result
+    plain = type(result) in (list, tuple) and all(type(line) is str for line in result)
+    lines = list(result) if plain else None
+    if lines == want:
+        return "one line per country, in the order of `countries`"
+    renamed_countries, renamed_cities = _renamed(trace, trip)
+    why = ""
+    if lines is None:
+        why = (
+            "None means the function has no `return`"
+            if result is None
+            else "return a list of plain `str` lines, one per country (the check compares plain values "
+            "only, not objects of your own)"
+            if type(result) in (list, tuple)
+            else "return a list of strings, one per country"
+        )
+    elif renamed_countries:
+        why = (
+            "the lookups were called with a country name the course did not give "
+            f"({', '.join(renamed_countries)}): pass `country` to `capital` exactly as it comes in "
+            "`countries` — the lookups know only those names"
+        )
+    elif renamed_cities:
+        why = (
+            f"the city lookups were called with a changed city ({', '.join(renamed_cities)}): pass the "
+            "city exactly as `capital` returned it"
+        )
+    elif any("unknown" in line for line in lines):
+        why = "`unknown` means a city lookup ran with the country, before its capital was known"
+    elif sorted(lines) == sorted(want):
+        why = "the right lines in completion order; keep the order of `countries`"
+    elif len(lines) < len(want) and set(lines) <= set(want):
+        why = f"{len(lines)} of {len(want)} countries reported: handle every country of `countries`"
+    elif len(lines) == len(want) and not set(lines) & set(want):
+        why = "lines shaped `France: Paris: sunny, 25 °C; Paris: the Louvre`, from the lookups' answers"
+    odd = [line for line in result if type(line) is not str] if type(result) in (list, tuple) else []
+    observed = f"a line that is {_type_name(odd[0])}: {_repr(odd[0], 120)}" if odd else _repr(result)
+    raise fail("", expected=f"{want}", observed=observed, where=DEPENDENT, why=why)
+
+
+def _case_capitals_ran(trace: _Trace, trip: _Trip) -> str:
+    """`capital(country)` ran for every country (the report must come from the lookups)."""
+    spans = trace.spans()
+    missing = [c for c in trip.countries if f"capital({c})" not in spans]
+    if not missing:
+        return ""
+    renamed_countries, _ = _renamed(trace, trip)
+    raise fail(
+        "",
+        expected=f"capital(country) called for each of {list(trip.countries)}",
+        observed=f"{len(spans)} lookup(s) recorded; no capital lookup for {', '.join(missing)}",
+        where=DEPENDENT,
+        why="the report must come from the lookups passed in (`capital`, `weather`, `sight`), "
+        "not be written out"
+        if not spans
+        else "the lookups were called with a country name the course did not give "
+        f"({', '.join(renamed_countries)}): pass `country` to `capital` exactly as it comes in `countries`"
+        if renamed_countries
+        else f"{len(missing)} of {len(trip.countries)} countries never had their capital looked up: handle "
+        "every country of `countries`"
+        if len(missing) < len(trip.countries)
+        else "`capital(country)` never ran: the city lookups need the city it returns",
+    )
+
+
+def _case_cities_as_returned(trace: _Trace, trip: _Trip) -> str:
+    _, renamed_cities = _renamed(trace, trip)
+    if not renamed_cities:
+        return ""
+    raise fail(
+        "",
+        expected="weather(city) and sight(city) with the city exactly as `capital(country)` returned it",
+        observed="; ".join(renamed_cities),
+        where=DEPENDENT,
+        why=f"the city lookups were called with a changed city ({', '.join(renamed_cities)}): pass the "
+        "city exactly as `capital` returned it",
+    )
+
+
+def _case_waits_for_capital(trace: _Trace, trip: _Trip) -> str:
+    """No city lookup started before its country's capital lookup ended (as recorded)."""
+    spans, early = trace.spans(), []
+    for country in trip.countries:
+        city, first = trip.world.capital(country), spans[f"capital({country})"]
+        for label in (f"weather({city})", f"sight({city})"):
+            if label in spans and spans[label].start < first.end:
+                early.append(
+                    f"{label} started {format_seconds(first.end - spans[label].start)} before "
+                    f"capital({country}) finished"
+                )
+    if not early:
+        return ""
+    raise fail(
+        "",
+        expected="weather(city) and sight(city) to start after capital(country) returned the city",
+        observed="; ".join(early),
+        where=DEPENDENT,
+    )
+
+
+def _case_countries_together(trace: _Trace, trip: _Trip) -> str:
+    """Every capital lookup started before the first one finished."""
+    spans = trace.spans()
+    capitals = [spans[f"capital({c})"] for c in trip.countries]
+    first_end = min(c.end for c in capitals)
+    late = [trip.countries[i] for i, c in enumerate(capitals) if c.start >= first_end]
+    if not late:
+        return ""
+    raise fail(
+        "",
+        expected=f"all {len(capitals)} capital lookups started before the first one finished",
+        observed=f"{', '.join(late)} started only after another country's capital was known",
+        where=GATHER,
+        why="the countries ran one after another: gather one coroutine per country"
+        if not any(_overlap(a, b) for a in capitals for b in capitals if a is not b)
+        else "some countries were awaited on their own before the others were gathered: start them all",
+    )
+
+
+def _case_city_pair_together(trace: _Trace, trip: _Trip) -> str:
+    """Each city's weather and sight lookups overlapped."""
+    spans = trace.spans()
+    apart = []
+    for country in trip.countries:
+        city = trip.world.capital(country)
+        w, s = spans.get(f"weather({city})"), spans.get(f"sight({city})")
+        if w is not None and s is not None and not _overlap(w, s):
+            apart.append(city)
+    if not apart:
+        return f"speed-up {speedup(trace.recorder):.2f}x"
+    raise fail(
+        "",
+        expected="weather(city) and sight(city) in flight at the same time",
+        observed=f"one after the other for {', '.join(apart)}",
+        where=GATHER,
+        why="they do not need each other: `await asyncio.gather(weather(city), sight(city))`",
+    )
+
+
+def _run_trip(cases: Cases, trip_report: Any, trip: _Trip) -> _Trace | None:
     recorder, seen = CallRecorder(), []
-    lookups = make_lookups(recorder, delays=delays, seen=seen)
-    want = expected_report(countries)
+    lookups = _make_lookups(trip.world, trip.delays, recorder, seen)
     try:
         result = run_learner(
             _from_a_running_loop(trip_report),
-            list(countries),
-            lookups["capital"],
-            lookups["weather"],
-            lookups["sight"],
+            list(trip.countries),
+            *lookups,
             name="trip_report",
+            limit=_limit(trip.seconds()),
         )
     except CheckFailed as error:
-        _learner_failed(cases, f"{title}: the report", error, DEPENDENT)
-        return
-    renamed_countries, renamed_cities = _renamed(seen, countries)
-    renamed = (
-        "the lookups were called with a country name the course did not give "
-        f"({', '.join(renamed_countries)}): pass `country` to `capital` exactly as it comes in "
-        "`countries` — the lookups know only those names"
-        if renamed_countries
-        else ""
-    )
-    renamed_city = (
-        f"the city lookups were called with a changed city ({', '.join(renamed_cities)}): pass the "
-        "city exactly as `capital` returned it"
-        if renamed_cities
-        else ""
-    )
-    lines = [str(r) for r in result] if isinstance(result, list | tuple) else None
-    if lines == want:
-        cases.ok(f"{title}: the report", "one line per country, in the order of `countries`")
-    else:
-        why = ""
-        if lines is None:
-            why = (
-                "None means the function has no `return`"
-                if result is None
-                else "return a list of strings, one per country"
-            )
-        elif renamed or renamed_city:
-            why = renamed or renamed_city
-        elif any("unknown" in line for line in lines):
-            why = "`unknown` means a city lookup ran with the country, before its capital was known"
-        elif sorted(lines) == sorted(want):
-            why = "the right lines in completion order; keep the order of `countries`"
-        elif len(lines) == len(want) and not set(lines) & set(want):
-            why = "lines shaped `France: Paris: sunny, 25 °C; Paris: the Louvre`, from the lookups' answers"
-        cases.bad(f"{title}: the report", expected=f"{want}", observed=repr(result), where=DEPENDENT, why=why)
-        if asyncio.iscoroutine(result):
-            result.close()
-    calls = {c.label: c for c in recorder.calls}
-    capitals = [calls.get(f"capital({c})") for c in countries]
-    if any(c is None for c in capitals):
-        cases.bad(
-            f"{title}: lookups ran",
-            expected=f"capital(country) called for each of {countries}",
-            observed=f"{len(recorder.calls)} lookup(s) recorded: {sorted(calls)}",
-            where=DEPENDENT,
-            why="the report must come from the lookups passed in (`capital`, `weather`, `sight`), "
-            "not be written out"
-            if not calls
-            else renamed or "`capital(country)` never ran: the city lookups need the city it returns",
-        )
-        return
-    if renamed_cities:
-        cases.bad(
-            f"{title}: city lookups called with the city `capital` returned",
-            expected="weather(city) and sight(city) with the city exactly as `capital(country)` returned it",
-            observed="; ".join(renamed_cities),
-            where=DEPENDENT,
-            why=renamed_city,
-        )
-    early = []
-    for country in countries:
-        city, first = _capital(country), calls[f"capital({country})"]
-        for label in (f"weather({city})", f"sight({city})"):
-            if label in calls and calls[label].start < first.end:
-                early.append(
-                    f"{label} started {format_seconds(first.end - calls[label].start)} before "
-                    f"capital({country}) finished"
-                )
-    if early:
-        cases.bad(
-            f"{title}: each city's lookups wait for its capital",
-            expected="weather(city) and sight(city) to start after capital(country) returned the city",
-            observed="; ".join(early),
-            where=DEPENDENT,
-        )
-    else:
-        cases.ok(f"{title}: each city's lookups wait for its capital")
-    first_end = min(c.end for c in capitals)
-    late = [countries[i] for i, c in enumerate(capitals) if c.start >= first_end]
-    if late:
-        cases.bad(
-            f"{title}: the countries handled together",
-            expected=f"all {len(countries)} capital lookups started before the first one finished",
-            observed=f"{', '.join(late)} started only after another country's capital was known",
-            where=GATHER,
-            why="the countries ran one after another: gather one coroutine per country"
-            if not any(_overlap(a, b) for a in capitals for b in capitals if a is not b)
-            else "some countries were awaited on their own before the others were gathered: start them all",
-        )
-    else:
-        cases.ok(f"{title}: the countries handled together")
-    apart = [
-        _capital(c)
-        for c in countries
-        if f"weather({_capital(c)})" in calls
-        and f"sight({_capital(c)})" in calls
-        and not _overlap(calls[f"weather({_capital(c)})"], calls[f"sight({_capital(c)})"])
-    ]
-    if apart:
-        cases.bad(
-            f"{title}: each city's two lookups together",
-            expected="weather(city) and sight(city) in flight at the same time",
-            observed=f"one after the other for {', '.join(apart)}",
-            where=GATHER,
-            why="they do not need each other: `await asyncio.gather(weather(city), sight(city))`",
-        )
-    else:
-        cases.ok(f"{title}: each city's two lookups together", f"speed-up {speedup(recorder):.2f}x")
+        _learner_failed(cases, f"{trip.title}: the report", error, DEPENDENT)
+        return None
+    return _Trace(result, recorder, seen)
 
 
 def check_trip_report(trip_report: Any) -> str:
     cases = Cases("q2")
-    _try_trip(cases, "France, England, Japan", trip_report, list(COUNTRIES), COUNTRY_DELAY)
-    rng = random.Random()
-    countries = rng.sample(list(COUNTRY_DELAY) + list(MORE_CAPITALS), rng.randint(3, 5))
-    delays = {c: rng.randint(1, 4) for c in countries}
-    title = f"{', '.join(countries)} (drawn at random)"
-    if cases.hung:
-        _not_tried(cases, f"{title}: the report")
-    else:
-        _try_trip(cases, title, trip_report, countries, delays)
+    for trip in (_notebook_trip(), _drawn_trip(_rng())):
+        if cases.hung:
+            _not_tried(cases, f"{trip.title}: the report")
+            continue
+        trace = _run_trip(cases, trip_report, trip)
+        if trace is None:
+            continue
+        _judge(cases, f"{trip.title}: the report", _case_report, trace, trip)
+        if asyncio.iscoroutine(trace.result):
+            trace.result.close()
+        before = len(cases.failed)
+        _judge(cases, f"{trip.title}: lookups ran", _case_capitals_ran, trace, trip)
+        if len(cases.failed) > before:
+            continue  # the cases below read each country's capital lookup
+        if _renamed(trace, trip)[1]:
+            _judge(
+                cases,
+                f"{trip.title}: city lookups called with the city `capital` returned",
+                _case_cities_as_returned,
+                trace,
+                trip,
+            )
+        for name, case in (
+            ("each city's lookups wait for its capital", _case_waits_for_capital),
+            ("the countries handled together", _case_countries_together),
+            ("each city's two lookups together", _case_city_pair_together),
+        ):
+            _judge(cases, f"{trip.title}: {name}", case, trace, trip)
     return cases.result(
-        "both trips reported in country order; every lookup waited for its capital; the countries and "
-        "each city's two lookups overlapped."
+        "both trips (the notebook's three countries and six or more drawn at random) reported in country "
+        "order; every lookup waited for its capital; the countries and each city's two lookups overlapped."
     )
 
 
@@ -708,4 +941,4 @@ q2 = Exercise(
     ),
 )
 
-__all__ = ["CALLS", "COUNTRIES", "TOOLS", "CheckFailed", "capital", "q1", "q2", "sight", "weather"]
+__all__ = ("CALLS", "COUNTRIES", "TOOLS", "CheckFailed", "capital", "q1", "q2", "sight", "weather")
