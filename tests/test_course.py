@@ -173,3 +173,40 @@ def test_the_essentials_track_is_an_afternoon_and_its_labs_follow_its_own_lesson
     assert set(ESSENTIALS_LABS) <= set(ESSENTIALS_LESSONS)
     assert all(lesson(n).lab for n in ESSENTIALS_LABS)
     assert all(lesson(n).exists for n in RUNNING_AGENT_LESSONS)
+
+
+# -- practice: a step every 15 minutes, and a third of the self-paced track --------------------------
+def _teaching_lessons():
+    from courseware.course import LESSONS, PRACTICE_TITLES
+
+    return [row for row in LESSONS if row.number > 0 and row.title not in PRACTICE_TITLES and row.exists]
+
+
+@pytest.mark.parametrize("row", _teaching_lessons(), ids=lambda row: row.code)
+def test_a_learner_is_never_more_than_15_minutes_from_a_practice_step(row):
+    """Every teaching lesson's core path asks for a recorded prediction (or a Practice check) at
+    least every `MAX_PRACTICE_GAP` estimated minutes, its *Check your understanding* closing the last stretch."""
+    from courseware.course import MAX_PRACTICE_GAP, practice_gaps
+
+    gaps = practice_gaps(row.file)
+    assert len(gaps) >= 2, f"{row.file}: no practice step in the core path"
+    assert max(gaps) <= MAX_PRACTICE_GAP, f"{row.file}: {gaps} (estimated minutes between steps)"
+
+
+def test_each_prediction_cell_writes_its_guess_first_and_reveals_it_last():
+    """A cell that reveals a guess starts with `guess = "?"` (the committed, unwritten prediction)
+    and ends with `reveal(guess, ...)`, so the learner writes before the run shows the answer."""
+    for row in _teaching_lessons():
+        for cell in nbformat.read(ROOT / row.file, as_version=4).cells:
+            if cell.cell_type != "code" or "reveal(guess" not in cell.source:
+                continue
+            lines = [ln for ln in cell.source.splitlines() if ln.strip() and not ln.startswith("%")]
+            assert lines[0].startswith('guess = "?"  # your prediction'), (row.file, lines[0])
+            assert lines[-1].startswith("reveal(guess,") or lines[-2].startswith("reveal(guess,"), (row.file, lines[-1])
+
+
+def test_practice_is_at_least_a_third_of_the_self_paced_track_as_readme_says():
+    from courseware.course import practice_minutes, practice_share, tracks_markdown
+
+    assert practice_share() >= 1 / 3, (practice_minutes(), practice_share())
+    assert f"is {practice_minutes()} of those minutes" in tracks_markdown()
