@@ -210,3 +210,13 @@ def test_practice_is_at_least_a_third_of_the_self_paced_track_as_readme_says():
 
     assert practice_share() >= 1 / 3, (practice_minutes(), practice_share())
     assert f"is {practice_minutes()} of those minutes" in tracks_markdown()
+
+
+def test_lesson_00_and_contributing_state_the_practice_gap_the_estimator_enforces():
+    from courseware.course import MAX_PRACTICE_GAP
+
+    cells = nbformat.read(ROOT / "notebooks/00_start_here.ipynb", as_version=4).cells
+    start = " ".join(" ".join(c.source for c in cells if c.cell_type == "markdown").split())
+    assert f"at most {MAX_PRACTICE_GAP} estimated minutes apart" in start
+    contributing = " ".join((ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8").split())
+    assert f"at least every {MAX_PRACTICE_GAP} estimated minutes" in contributing
