@@ -178,8 +178,11 @@ def test_lab13_q1_rejects_budgets_that_do_not_stop_or_lose_the_history(build_age
     ("exercise", "namespace", "cause"),
     [
         (lab13.q1, {"build_agent": limited(run_limit="budget")}, "`exit_behavior='continue'` (the default)"),
-        (lab13.q1, {"build_agent": limited(run_limit="budget", exit_behavior="error")},
-         "`exit_behavior='error'` raises"),
+        (
+            lab13.q1,
+            {"build_agent": limited(run_limit="budget", exit_behavior="error")},
+            "`exit_behavior='error'` raises",
+        ),
     ],
     ids=["exit-continue", "exit-error"],
 )
@@ -415,8 +418,16 @@ def written_by_hand(graph, inputs):  # events made up from the final state, no s
         (q2(silent), ["no custom chunk at all", "get_stream_writer()"]),
         (q2(at_the_end), ["✘ a page fails", "never reported", "not all of them at the end"]),
         (q2(one_summary), ["one chunk per page"]),
-        (q2(unguarded), ["✘ outside a graph", "KeyError", "__pregel_runtime", "lesson 12 §2",
-                         "except (KeyError, RuntimeError): write = lambda chunk: None"]),
+        (
+            q2(unguarded),
+            [
+                "✘ outside a graph",
+                "KeyError",
+                "__pregel_runtime",
+                "lesson 12 §2",
+                "except (KeyError, RuntimeError): write = lambda chunk: None",
+            ],
+        ),
         (q2(with_runtime), ["✘ outside a graph", "injected only by ToolNode"]),
         (q2(from_zero), ["`done` counts pages from 1"]),
         (q2(skips_failures), ["the failing page was not fetched"]),
@@ -525,8 +536,14 @@ class Repairer:  # a class, another wording, the tool's name on each answer
         Repairer("No answer recorded: the tool step stopped before it was done."),
         Repairer("Error: the tool step died before this call was done."),
     ],
-    ids=["solution", "insert-where-missing", "callable-object", "unsure-whether", "no-answer-recorded",
-         "step-died"],
+    ids=[
+        "solution",
+        "insert-where-missing",
+        "callable-object",
+        "unsure-whether",
+        "no-answer-recorded",
+        "step-died",
+    ],
 )
 def test_lab13_q3_accepts_every_repair_that_keeps_the_thread(repair, capsys):
     accepted(lab13.q3, {"repair": repair}, capsys)
@@ -907,7 +924,7 @@ def printed(fetch):  # progress printed, not streamed
     return crawl
 
 
-def records_without_fetching(fetch):  # the recorder written to, the page never fetched
+def reports_without_fetching(fetch):  # the progress written, the pages never fetched
     @tool
     def crawl(urls: list[str]) -> str:
         """Crawl."""
@@ -916,9 +933,6 @@ def records_without_fetching(fetch):  # the recorder written to, the page never 
         except KeyError:
             write = lambda chunk: None  # noqa: E731
         for i, url in enumerate(urls, 1):
-            if url == fetch.broken:
-                raise ConnectionError(url)
-            fetch.fetched.append(url)
             write({"url": url, "done": i, "total": len(urls)})
         return "done"
 
@@ -941,16 +955,20 @@ def runtime_required(fetch):
     return crawl
 
 
-def relaxes_the_endpoint(graph, config):  # the provider told not to look, then the answers appended
-    lab13._WIRE["endpoint"].check_history = False
+def relaxes_the_endpoint(graph, config):  # the provider found in memory and told not to look
+    import gc
+
+    from helpers.openai_endpoint import ScriptedOpenAIEndpoint
+
+    for found in gc.get_objects():
+        if isinstance(found, ScriptedOpenAIEndpoint):
+            found.check_history = False
     appended(graph, config)
 
 
 def fakes_invoke(graph, config):  # the graph's invoke replaced by one that answers from the script
     appended(graph, config)
-    graph.invoke = lambda inputs, config=None, **kw: {
-        "messages": [AIMessage(lab13._WIRE["current"]["turns"][-1])]
-    }
+    graph.invoke = lambda inputs, config=None, **kw: {"messages": [AIMessage("Your balance is fine.")]}
 
 
 def swaps_the_checkpointer(graph, config):  # a fresh, empty checkpointer: no thread, nothing unanswered
@@ -960,7 +978,7 @@ def swaps_the_checkpointer(graph, config):  # a fresh, empty checkpointer: no th
 
 
 def hides_the_rerun(graph, config):  # the recorder silenced, then "just run it again"
-    lab13.Effects.add = lambda self, value: None
+    lab13._Effects.add = lambda self, value: None
     resumes_first(graph, config)
 
 
@@ -1015,7 +1033,7 @@ def as_the_model(graph, config):  # the lesson's rewrite, written as the model's
     graph.update_state(config, {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *fixed]}, as_node=node)
 
 
-ORIGINALS = (lab13._question, lab13.Cases.result, lab13.Effects.add)
+ORIGINALS = (lab13._question, lab13.Cases.result, lab13._Effects.add)
 
 
 def patches(target, name):
@@ -1050,7 +1068,7 @@ def patches(target, name):
             [],
         ),
         (lab13.q2, q2(printed), ["no custom chunk at all", "`print` and the state never reach"], []),
-        (lab13.q2, q2(records_without_fetching), ["did not fetch every page"], []),
+        (lab13.q2, q2(reports_without_fetching), ["reported before its page was fetched"], []),
         (lab13.q2, q2(nothing_outside), ["✘ outside a graph", "did not fetch the pages"], []),
         (lab13.q2, q2(runtime_required), ["✘ outside a graph", "runtime: ToolRuntime = None"], []),
         (lab13.q3, {"repair": relaxes_the_endpoint}, ["changed the graph or the provider"], []),
@@ -1085,7 +1103,7 @@ def patches(target, name):
         "patches-the-check",
         "patches-cases",
         "progress-printed",
-        "recorder-written-to",
+        "reports-without-fetching",
         "returns-nothing-outside",
         "runtime-required",
         "relaxes-the-endpoint",
@@ -1104,8 +1122,7 @@ def test_lab13_rejects_later_attempts(exercise, namespace, phrases, absent):
     for phrase in absent:
         assert phrase not in message, message
     # whatever was changed was put back
-    assert (lab13._question, lab13.Cases.result, lab13.Effects.add) == ORIGINALS
-    assert "_WIRE" not in vars(lab13) or lab13._WIRE["endpoint"].check_history is True
+    assert (lab13._question, lab13.Cases.result, lab13._Effects.add) == ORIGINALS
 
 
 def test_lab13_a_check_after_a_patched_one_passes_again(capsys):
