@@ -1,10 +1,12 @@
 """Lab 03 as a learner meets it: correct error policies written differently are accepted, and the
 wrong answers beginners write (retrying everything, a hard-coded message, a wrong tool_call_id, a
-bare-except retry loop, ...) are rejected with a message naming the mistake.
+bare-except retry loop, a retry keyed on the services' names, a made-up recovery, `sys.exit()` in an
+interceptor, ...) are rejected with a message naming the mistake, on every run.
 """
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 
@@ -413,3 +415,187 @@ def test_lab03_a_bare_except_retry_loop_is_really_stopped(monkeypatch):
     start = time.process_time()
     time.sleep(0.5)
     assert time.process_time() - start < 0.2  # the loop is held still, not spinning
+
+
+# -- what a determined learner tries: names instead of the exception, made-up answers, exits -------------
+def _retry_if(should_retry):
+    """Both wrappers retrying once only when `should_retry(request)`; otherwise one attempt."""
+
+    def wrap(request, execute):
+        if not should_retry(request):
+            return execute(request)
+        try:
+            return execute(request)
+        except ConnectionError:
+            try:
+                return execute(request)
+            except ConnectionError:
+                return _unavailable(request)
+
+    async def awrap(request, execute):
+        if not should_retry(request):
+            return await execute(request)
+        try:
+            return await execute(request)
+        except ConnectionError:
+            try:
+                return await execute(request)
+            except ConnectionError:
+                return _unavailable(request)
+
+    return wrap, awrap
+
+
+def keyed_on_three_services(tools):
+    wrap, awrap = _retry_if(
+        lambda r: r.tool_call["name"] in ("lookup_traffic", "lookup_ferries", "lookup_trains")
+    )
+    return ToolNode(tools, wrap_tool_call=wrap, awrap_tool_call=awrap)
+
+
+def keyed_on_every_shown_name(tools):
+    names = (*lab03.SERVICES, "lookup_trains")
+    wrap, awrap = _retry_if(lambda r: r.tool_call["name"] in names)
+    return ToolNode(tools, wrap_tool_call=wrap, awrap_tool_call=awrap)
+
+
+def keyed_on_the_tools_given(tools):  # correct: every tool it is given may be retried
+    names = {t.name for t in tools}
+    wrap, awrap = _retry_if(lambda r: r.tool_call["name"] in names)
+    return ToolNode(tools, wrap_tool_call=wrap, awrap_tool_call=awrap)
+
+
+def made_up_recovery(tools):  # the flaky service "recovers" with a text of the learner's own
+    def give_up(request):
+        if request.tool_call["name"] == "lookup_trains":
+            city = request.tool_call["args"]["city"]
+            return ToolMessage(f"{city}: trains every 10 minutes", tool_call_id=request.tool_call["id"])
+        return _unavailable(request)
+
+    def wrap(request, execute):
+        try:
+            return execute(request)
+        except ConnectionError:
+            return give_up(request)
+
+    async def awrap(request, execute):
+        try:
+            return await execute(request)
+        except ConnectionError:
+            return give_up(request)
+
+    return ToolNode(tools, wrap_tool_call=wrap, awrap_tool_call=awrap)
+
+
+def own_key_error(tools):  # the bug "propagates", as an exception of the learner's own
+    def wrap(request, execute):
+        try:
+            return execute(request)
+        except KeyError:
+            raise KeyError("free") from None
+        except ConnectionError:
+            try:
+                return execute(request)
+            except ConnectionError:
+                return _unavailable(request)
+
+    async def awrap(request, execute):
+        return wrap(request, lambda r: None) if False else await _aretry(request, execute)
+
+    return ToolNode(tools, wrap_tool_call=wrap, awrap_tool_call=retry_once_policy(tools)._awrap_tool_call)
+
+
+async def _aretry(request, execute):
+    return await execute(request)
+
+
+def exits_when_down(tools):
+    def wrap(request, execute):
+        try:
+            return execute(request)
+        except ConnectionError:
+            sys.exit(f"{request.tool_call['name']} is down")
+
+    async def awrap(request, execute):
+        try:
+            return await execute(request)
+        except ConnectionError:
+            sys.exit(f"{request.tool_call['name']} is down")
+
+    return ToolNode(tools, wrap_tool_call=wrap, awrap_tool_call=awrap)
+
+
+def reraise_unless_connection(tools):  # correct: every exception caught, all but ConnectionError re-raised
+    def wrap(request, execute):
+        for attempt in (1, 2):
+            try:
+                return execute(request)
+            except Exception as exc:
+                if not isinstance(exc, ConnectionError):
+                    raise
+                if attempt == 2:
+                    return _unavailable(request, f"{request.tool_call['name']} is unavailable: {exc}")
+
+    async def awrap(request, execute):
+        for attempt in (1, 2):
+            try:
+                return await execute(request)
+            except Exception as exc:
+                if not isinstance(exc, ConnectionError):
+                    raise
+                if attempt == 2:
+                    return _unavailable(request, f"{request.tool_call['name']} is unavailable: {exc}")
+
+    return ToolNode(tools, wrap_tool_call=wrap, awrap_tool_call=awrap)
+
+
+def test_lab03_answers_keyed_on_names_made_up_or_exiting_are_refused_on_every_run():
+    answers = {
+        "the solution": solution_namespace("03")["build_node"],
+        "keyed on the tools given": keyed_on_the_tools_given,
+        "every exception caught, the others re-raised": reraise_unless_connection,
+        "keyed on three named services": keyed_on_three_services,
+        "keyed on every name the notebook shows": keyed_on_every_shown_name,
+        "a made-up recovery": made_up_recovery,
+        "a KeyError of its own": own_key_error,
+        "sys.exit() when down": exits_when_down,
+    }
+    expected = {
+        "the solution": (),
+        "keyed on the tools given": (),
+        "every exception caught, the others re-raised": (),
+        "keyed on three named services": (
+            "ran once and its ConnectionError stopped the run",
+            "whatever the tool's name",
+        ),
+        "keyed on every name the notebook shows": ("ran once and its ConnectionError stopped the run",),
+        "a made-up recovery": ("is not one it gave", "without trying again"),
+        "a KeyError of its own": ("the KeyError('free') lookup_hotel raised", "do not raise one of your own"),
+        "sys.exit() when down": ("the run stopped: SystemExit", "`SystemExit` from your code stops more"),
+    }
+    for _ in range(3):  # refused on every draw, not on most
+        assert_verdicts(verdicts(lab03.check_policy, answers), expected)
+
+
+def test_lab03_every_draw_holds_every_kind_of_failure():
+    for _ in range(200):
+        scenario = lab03._draw(lab03._rng())
+        kinds = [kind for kind, _, _ in scenario.calls()]
+        assert set(lab03.SERVICES) < set(scenario.down) and len(scenario.down) == len(lab03.SERVICES) + 1
+        assert set(kinds) == {kind for kind, _ in lab03.POLICY}
+        assert scenario.unknown[0] in lab03.NEAR_NAMES and scenario.unknown[1] in lab03.OTHER_NAMES
+
+
+def test_lab03_hands_out_no_answers_and_keeps_its_constants_immutable():
+    import ast
+    import inspect
+
+    tree = ast.parse(inspect.getsource(lab03))
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                value = getattr(lab03, target.id)
+                if target.id != "q1":
+                    assert isinstance(value, str | int | float | tuple | frozenset), (target.id, type(value))
+        if isinstance(node, ast.FunctionDef) and not node.name.startswith("_"):
+            assert node.name in {"make_tools", "check_policy"}, node.name
