@@ -147,7 +147,7 @@ LESSONS: tuple[Lesson, ...] = (
         'wrap_tool_call / awrap_tool_call: logging, retry, deny-list, approval with interrupt(), pitfalls',
     ),
     Lesson(
-        9, 'notebooks/09_prebuilt_agents.ipynb', 'The prebuilt agents', None,
+        9, 'notebooks/09_prebuilt_agents.ipynb', 'The prebuilt agents', 'labs/09_predict_the_agent.ipynb',
         'create_agent and create_react_agent: one Send per tool call, what that changes',
     ),
     Lesson(
@@ -172,7 +172,8 @@ LESSONS: tuple[Lesson, ...] = (
         'unanswered calls, cancellation, node timeouts and a drain',
     ),
     Lesson(
-        14, 'notebooks/14_approval_retry_and_order.ipynb', 'Approval, retry and middleware order', None,
+        14, 'notebooks/14_approval_retry_and_order.ipynb', 'Approval, retry and middleware order',
+        'labs/14_order_the_middleware.ipynb',
         'HumanInTheLoopMiddleware beside an approval interceptor, ToolRetryMiddleware beside a retry '
         'interceptor, the order several middlewares run in',
     ),
@@ -187,12 +188,13 @@ LESSONS: tuple[Lesson, ...] = (
         'callbacks in order under parallel calls',
     ),
     Lesson(
-        17, 'notebooks/17_the_agent_around_tools.ipynb', 'The agent around the tools', None,
+        17, 'notebooks/17_the_agent_around_tools.ipynb', 'The agent around the tools',
+        'labs/17_predict_the_agent_loop.ipynb',
         "create_agent as the graph it builds, structured output, model and tool call limits, "
         'the tools offered per call, a sub-agent inside a tool, parameters injected by annotation',
     ),
     Lesson(
-        18, 'notebooks/18_observing_a_run.ipynb', 'Observing a run', None,
+        18, 'notebooks/18_observing_a_run.ipynb', 'Observing a run', 'labs/18_predict_what_you_observe.ipynb',
         'astream_events v2 for a tools step, stream v2 parts, the tasks/debug/checkpoints modes, '
         'namespaces of nested graphs, the tools mode across an interrupt',
     ),

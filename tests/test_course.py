@@ -185,7 +185,8 @@ def _teaching_lessons():
 @pytest.mark.parametrize("row", _teaching_lessons(), ids=lambda row: row.code)
 def test_a_learner_is_never_more_than_15_minutes_from_a_practice_step(row):
     """Every teaching lesson's core path asks for a recorded prediction (or a Practice check) at
-    least every `MAX_PRACTICE_GAP` estimated minutes, its *Check your understanding* closing the last stretch."""
+    least every `MAX_PRACTICE_GAP` estimated minutes, its *Check your understanding* closing the last
+    stretch."""
     from courseware.course import MAX_PRACTICE_GAP, practice_gaps
 
     gaps = practice_gaps(row.file)
@@ -202,7 +203,8 @@ def test_each_prediction_cell_writes_its_guess_first_and_reveals_it_last():
                 continue
             lines = [ln for ln in cell.source.splitlines() if ln.strip() and not ln.startswith("%")]
             assert lines[0].startswith('guess = "?"  # your prediction'), (row.file, lines[0])
-            assert lines[-1].startswith("reveal(guess,") or lines[-2].startswith("reveal(guess,"), (row.file, lines[-1])
+            last = [ln for ln in lines[-2:] if ln.startswith("reveal(guess,")]
+            assert last, (row.file, lines[-1])
 
 
 def test_practice_is_at_least_a_third_of_the_self_paced_track_as_readme_says():
@@ -220,3 +222,20 @@ def test_lesson_00_and_contributing_state_the_practice_gap_the_estimator_enforce
     assert f"at most {MAX_PRACTICE_GAP} estimated minutes apart" in start
     contributing = " ".join((ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8").split())
     assert f"at least every {MAX_PRACTICE_GAP} estimated minutes" in contributing
+
+
+def test_every_lesson_with_a_lab_sends_the_learner_there_in_whats_next():
+    from courseware.course import LESSONS
+
+    for row in LESSONS:
+        if not row.lab or not row.exists:
+            continue
+        cells = nbformat.read(ROOT / row.file, as_version=4).cells
+        last = next(c.source for c in cells if c.cell_type == "markdown" and c.source.startswith("## What's next"))
+        assert f"(../{row.lab})" in last, f"{row.file}: What's next does not link {row.lab}"
+        assert "no lab" not in last, f"{row.file}: What's next says there is no lab"
+
+
+def test_every_teaching_lesson_is_followed_by_a_lab():
+    missing = [row.code for row in _teaching_lessons() if not row.lab]
+    assert not missing, f"teaching lessons without a lab: {missing}"

@@ -56,7 +56,8 @@ def test_right_outcomes_in_another_order_pass(capsys):
         ({"two_after_model_hooks": 3}, "two_after_model_hooks", "7 (what the run gave)"),
         # "a tools node is always there"
         ({"tools_node_without_tools": "yes"}, "tools_node_without_tools", "'no' (what the run gave)"),
-        ({"tools_node_with_only_a_wrapper": "no"}, "tools_node_with_only_a_wrapper", "'yes' (what the run gave)"),
+        ({"tools_node_with_only_a_wrapper": "no"}, "tools_node_with_only_a_wrapper",
+         "'yes' (what the run gave)"),
     ],
 )
 def test_wrong_step_predictions_are_refused_with_the_run_the_rule_and_the_section(change, named, shown):

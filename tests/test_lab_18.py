@@ -12,6 +12,7 @@ from helpers.labs import lab18, solution_namespace
 
 RIGHT_CHANNELS = {"updates_naming_tools": 3, "values_chunks": 4, "task_chunks": 10,
                   "tool_messages_in_messages_mode": 3}
+EVENTS = "tools_events_for_a_raising_call"
 RIGHT_FAILURES = {"tools_events_for_a_raising_call": ("tool-started", "tool-error"),
                   "checkpoints_two_tool_turns": 7, "events_named_lookup": 6}
 
@@ -42,7 +43,8 @@ def test_right_predictions_written_differently_pass(failures, capsys):
 @pytest.mark.parametrize(
     ("change", "named", "shown"),
     [
-        ({"updates_naming_tools": 1}, "updates_naming_tools", "3 (what the run gave)"),  # one tools update per step
+        # one tools update per step
+        ({"updates_naming_tools": 1}, "updates_naming_tools", "3 (what the run gave)"),
         ({"values_chunks": 3}, "values_chunks", "4 (what the run gave)"),  # the starting state forgotten
         ({"values_chunks": 6}, "values_chunks", "4 (what the run gave)"),  # one per task
         ({"task_chunks": 5}, "task_chunks", "10 (what the run gave)"),  # starts only
@@ -59,9 +61,9 @@ def test_wrong_channel_predictions_are_refused_with_the_run_the_rule_and_the_sec
 @pytest.mark.parametrize(
     ("change", "named"),
     [
-        ({"tools_events_for_a_raising_call": ("tool-started",)}, "tools_events_for_a_raising_call"),
-        ({"tools_events_for_a_raising_call": ("tool-started", "tool-finished")}, "tools_events_for_a_raising_call"),
-        ({"tools_events_for_a_raising_call": ("tool-error", "tool-started")}, "tools_events_for_a_raising_call"),
+        ({EVENTS: ("tool-started",)}, EVENTS),
+        ({EVENTS: ("tool-started", "tool-finished")}, EVENTS),
+        ({EVENTS: ("tool-error", "tool-started")}, EVENTS),
         ({"checkpoints_two_tool_turns": 5}, "checkpoints_two_tool_turns"),  # steps only
         ({"checkpoints_two_tool_turns": 6}, "checkpoints_two_tool_turns"),  # step 0 forgotten
         ({"events_named_lookup": 3}, "events_named_lookup"),  # one event per call

@@ -166,7 +166,7 @@ def tools_node_with_only_a_wrapper():
     return "yes" if "tools" in graph.nodes else "no"
 
 
-# -- q2: structured output and the limits ---------------------------------------------------------------------
+# -- q2: structured output and the limits ----------------------------------------------------------------
 @_lab.question(
     "q2",
     ask="ToolStrategy(Answer) and [weather]. The model's first turn calls weather only; its second calls "
@@ -186,8 +186,8 @@ def schema_in_the_second_turn():
 
 @_lab.question(
     "q2",
-    ask="A model that calls fetch(page=n) on every turn, forever, under ModelCallLimitMiddleware(run_limit=2) "
-    "and its default exit. How many pages are fetched?",
+    ask="A model that calls fetch(page=n) on every turn, forever, under "
+    "ModelCallLimitMiddleware(run_limit=2) and its default exit. How many pages are fetched?",
     answers=None,
     rule="The model limit checks before each model call: two calls are made, each turn's call answered by "
     "a tools step, and the third call is refused.",

@@ -46,7 +46,17 @@ from collections.abc import Callable
 from typing import Any
 
 from helpers.labs import Cases, CheckFailed, Exercise, section
-from helpers.practice import TIMEOUT, Question, _canonical, _clean, _plain_problem, _run_limited, _show, _Hung, _Sink
+from helpers.practice import (
+    TIMEOUT,
+    Question,
+    _canonical,
+    _clean,
+    _Hung,
+    _plain_problem,
+    _run_limited,
+    _show,
+    _Sink,
+)
 
 STILL = "?"
 """The starter's placeholder: a question whose prediction is still `'?'` is not run."""
@@ -171,7 +181,8 @@ class PredictionLab:
             return
         value = predictions[name]
         if type(value) is str and value.strip() == STILL:
-            cases.bad(name, expected="your prediction", observed=f"still {STILL!r} (not run, so not revealed)")
+            still = f"still {STILL!r} (not run, so not revealed)"
+            cases.bad(name, expected="your prediction", observed=still)
             return
         refusal = question.refusal(value)
         if refusal:
