@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import linecache
+import random
+import re
 import threading
 import time
 
 import nbformat
 import pytest
-from lab_checks import accepted
+from lab_checks import accepted, assert_verdicts, verdicts
 from lab_checks import rejected as _rejected
 from langchain.agents import create_agent
 from langchain.agents.middleware import ToolCallLimitMiddleware
@@ -412,59 +414,181 @@ def written_by_hand(graph, inputs):  # events made up from the final state, no s
     return [{"url": m.content, "done": 1, "total": 1} for m in messages if isinstance(m, ToolMessage)]
 
 
-@pytest.mark.parametrize(
-    ("namespace", "phrases"),
-    [
-        (q2(silent), ["no custom chunk at all", "get_stream_writer()"]),
-        (q2(at_the_end), ["✘ a page fails", "never reported", "not all of them at the end"]),
-        (q2(one_summary), ["one chunk per page"]),
-        (
-            q2(unguarded),
-            [
-                "✘ outside a graph",
-                "KeyError",
-                "__pregel_runtime",
-                "lesson 12 §2",
-                "except (KeyError, RuntimeError): write = lambda chunk: None",
-            ],
+def written_in_finally(fetch):  # progress kept in a list and written in a `finally`: right events, too late
+    @tool
+    def crawl(urls: list[str]) -> str:
+        """Crawl."""
+        try:
+            write = get_stream_writer()
+        except (KeyError, RuntimeError):
+            write = lambda chunk: None  # noqa: E731
+        events = []
+        try:
+            for i, url in enumerate(urls, 1):
+                fetch(url)
+                events.append({"url": url, "done": i, "total": len(urls)})
+        finally:
+            for event in events:
+                write(event)
+        return "done"
+
+    return crawl
+
+
+def written_before_fetching(fetch):  # "page i of n" announced, then fetched
+    @tool
+    def crawl(urls: list[str]) -> str:
+        """Crawl."""
+        try:
+            write = get_stream_writer()
+        except (KeyError, RuntimeError):
+            write = lambda chunk: None  # noqa: E731
+        for i, url in enumerate(urls, 1):
+            write({"url": url, "done": i, "total": len(urls)})
+            fetch(url)
+        return "done"
+
+    return crawl
+
+
+class AlwaysEqual:
+    def __eq__(self, other):
+        return True
+
+    __hash__ = object.__hash__
+
+
+class EqualList(list):
+    def __eq__(self, other):
+        return True
+
+
+class Url(str):
+    pass
+
+
+def always_equal_chunks(fetch):  # each page fetched, an object equal to anything written for it
+    @tool
+    def crawl(urls: list[str]) -> str:
+        """Crawl."""
+        try:
+            write = get_stream_writer()
+        except (KeyError, RuntimeError):
+            write = lambda chunk: None  # noqa: E731
+        for url in urls:
+            fetch(url)
+            write(AlwaysEqual())
+        return "done"
+
+    return crawl
+
+
+def str_subclass_urls(fetch):  # the right dicts, the URL a str subclass
+    @tool
+    def crawl(urls: list[str]) -> str:
+        """Crawl."""
+        try:
+            write = get_stream_writer()
+        except (KeyError, RuntimeError):
+            write = lambda chunk: None  # noqa: E731
+        for i, url in enumerate(urls, 1):
+            fetch(url)
+            write({"url": Url(url), "done": i, "total": len(urls)})
+        return "done"
+
+    return crawl
+
+
+def one_and_the_rest(graph, inputs):  # SystemExit raised while the check reads the chunks
+    yield from graph.stream(inputs, stream_mode="custom")
+    raise SystemExit(0)
+
+
+Q2_WRONG = {
+    "no-writer": (q2(silent), ["no custom chunk at all", "get_stream_writer()"]),
+    "written-at-the-end": (
+        q2(at_the_end),
+        [
+            "✘ in a graph",
+            "page 1's progress had not arrived when page 2's fetch began",
+            "✘ a page fails",
+            "never reported",
+        ],
+    ),
+    "written-in-finally": (
+        q2(written_in_finally),
+        ["✘ in a graph", "page 1's progress had not arrived when page 2's fetch began", "in a `finally`"],
+    ),
+    "written-before-fetching": (
+        q2(written_before_fetching),
+        ["✘ a page fails", "the failing page was not fetched"],
+    ),
+    "one-summary-chunk": (q2(one_summary), ["one chunk per page"]),
+    "get-stream-writer-unguarded": (
+        q2(unguarded),
+        [
+            "✘ outside a graph",
+            "KeyError",
+            "__pregel_runtime",
+            "lesson 12 §2",
+            "except (KeyError, RuntimeError): write = lambda chunk: None",
+        ],
+    ),
+    "tool-runtime": (q2(with_runtime), ["✘ outside a graph", "injected only by ToolNode"]),
+    "done-from-zero": (q2(from_zero), ["`done` counts pages from 1"]),
+    "failures-skipped": (q2(skips_failures), ["the failing page was not fetched"]),
+    "failure-swallowed": (q2(stops_quietly), ["the tool reported success", "let the error out"]),
+    "always-equal-chunks": (q2(always_equal_chunks), ["not a plain dict", "AlwaysEqual"]),
+    "str-subclass-urls": (q2(str_subclass_urls), ["not a plain dict", "Url"]),
+    "events-written-by-hand": (
+        q2(progress_events=written_by_hand),
+        ["✘ progress_events", "return the custom chunks themselves"],
+    ),
+    "mode-chunk-pairs": (
+        q2(
+            progress_events=lambda graph, inputs: list(
+                graph.stream(inputs, stream_mode=["custom", "updates"])
+            )
         ),
-        (q2(with_runtime), ["✘ outside a graph", "injected only by ToolNode"]),
-        (q2(from_zero), ["`done` counts pages from 1"]),
-        (q2(skips_failures), ["the failing page was not fetched"]),
-        (q2(stops_quietly), ["the tool reported success", "let the error out"]),
-        (q2(progress_events=written_by_hand), ["✘ progress_events", "return the custom chunks themselves"]),
-        (
-            q2(
-                progress_events=lambda graph, inputs: list(
-                    graph.stream(inputs, stream_mode=["custom", "updates"])
-                )
-            ),
-            ["(mode, chunk)"],
-        ),
-        (
-            q2(progress_events=lambda graph, inputs: list(graph.stream(inputs, stream_mode="updates"))),
-            ["✘ progress_events"],
-        ),
-        (q2(lambda fetch: "crawl"), ["did not return a tool"]),
-    ],
-    ids=[
-        "no-writer",
-        "written-at-the-end",
-        "one-summary-chunk",
-        "get-stream-writer-unguarded",
-        "tool-runtime",
-        "done-from-zero",
-        "failures-skipped",
-        "failure-swallowed",
-        "events-written-by-hand",
-        "mode-chunk-pairs",
-        "updates-mode",
-        "returns-a-string",
-    ],
-)
-def test_lab13_q2_rejects_progress_that_is_missing_late_faked_or_breaks_outside(namespace, phrases):
-    message = rejected(lab13.q2, namespace, *phrases)
-    assert "12_streaming_and_stopping" in message
+        ["(mode, chunk)"],
+    ),
+    "updates-mode": (
+        q2(progress_events=lambda graph, inputs: list(graph.stream(inputs, stream_mode="updates"))),
+        ["✘ progress_events"],
+    ),
+    "always-equal-result": (
+        q2(progress_events=lambda graph, inputs: AlwaysEqual()),
+        ["AlwaysEqual", "plain list"],
+    ),
+    "always-equal-items": (
+        q2(progress_events=lambda graph, inputs: [AlwaysEqual()] * 3),
+        ["AlwaysEqual", "plain list"],
+    ),
+    "equal-list-subclass": (
+        q2(progress_events=lambda graph, inputs: EqualList(graph.stream(inputs, stream_mode="custom"))),
+        ["EqualList", "plain list"],
+    ),
+    "system-exit-while-read": (q2(progress_events=one_and_the_rest), ["✘ progress_events", "SystemExit"]),
+    "returns-a-string": (q2(lambda fetch: "crawl"), ["did not return a tool"]),
+}
+
+
+def test_lab13_q2_rejects_progress_that_is_missing_late_faked_or_breaks_outside():
+    """Every wrong answer at once (each costs at most one wait for a late event): refused, named."""
+    results = verdicts(
+        lambda ns: lab13.check_progress(ns["make_crawl_tool"], ns["progress_events"]),
+        {name: ns for name, (ns, _) in Q2_WRONG.items()},
+    )
+    link = ("12_streaming_and_stopping",)  # an exception of the learner's is named by its own line instead
+    assert_verdicts(
+        results,
+        {
+            name: (*phrases, *link * ("raised" not in results[name]))
+            for name, (_, phrases) in Q2_WRONG.items()
+        },
+    )
+    for name, message in results.items():
+        assert "Traceback" not in message and len(message.splitlines()) <= 30, (name, message)
 
 
 def test_lab13_q2_faults_become_feedback(monkeypatch, capsys):
@@ -955,14 +1079,11 @@ def runtime_required(fetch):
     return crawl
 
 
-def relaxes_the_endpoint(graph, config):  # the provider found in memory and told not to look
-    import gc
-
-    from helpers.openai_endpoint import ScriptedOpenAIEndpoint
-
-    for found in gc.get_objects():
-        if isinstance(found, ScriptedOpenAIEndpoint):
-            found.check_history = False
+def relaxes_the_endpoint(graph, config):  # the provider found through its server's thread, told not to look
+    for thread in threading.enumerate():
+        server = getattr(getattr(thread, "_target", None), "__self__", None)
+        if hasattr(server, "endpoint"):
+            server.endpoint.check_history = False
     appended(graph, config)
 
 
@@ -1162,3 +1283,226 @@ def test_lab13_progress_pages_are_all_different_so_the_broken_one_fails_where_it
     and the solution was refused (about once in 700,000 checks)."""
     ns = solution_namespace("13")
     assert lab13.check_progress(ns["make_crawl_tool"], ns["progress_events"], seed=1521001)
+
+
+# == the classes of attack on these checks: each refused on every draw ===================================
+def keyed_on_the_lab_text(model, tools, budget, checkpointer):  # the budget only for the lab text's `search`
+    limit = ToolCallLimitMiddleware(tool_name="search", run_limit=budget, exit_behavior="end")
+    return create_agent(model, tools, middleware=[limit], checkpointer=checkpointer)
+
+
+def test_lab13_q1_a_budget_keyed_on_the_lab_texts_tool_name_fails_every_draw():
+    for seed in range(3):
+        with pytest.raises(CheckFailed, match="the agent never stopped"):
+            lab13.check_budget(keyed_on_the_lab_text, seed=seed)
+
+
+def test_lab13_every_draw_holds_every_hard_case():
+    for seed in range(300):
+        budget = lab13._draw_budget(random.Random(seed))
+        assert len(set(budget.names)) == 4 and "search" not in budget.names
+        assert budget.never_stops >= 2 and budget.batch % 2 == 1 and 1 <= budget.stop_after < 6
+        crawl = lab13._draw_crawl(random.Random(seed))
+        assert 3 <= len(crawl.pages) <= 5 and len(set(crawl.pages)) == len(crawl.pages)
+        assert len(crawl.failing) == 4 and crawl.broken in (1, 2)  # pages before and after the broken one
+        assert [len(graph) for graph in crawl.tokens] == [1, 2]
+        assert lab13._draw_repair(random.Random(seed)).kinds == tuple(kind for _, kind in lab13._KINDS)
+
+
+def test_lab13_time_limits_grow_with_the_pages_drawn(monkeypatch, capsys):
+    """A correct crawl that takes 0.3 s a page passes whether 3 or 5 pages are drawn, though five pages
+    take longer than the base limit."""
+    monkeypatch.setattr(lab13, "LIMIT", 1.0)
+
+    def slow(fetch):
+        crawl = SOL["make_crawl_tool"](lambda url: (time.sleep(0.3), fetch(url))[1])
+        return crawl
+
+    seed = next(s for s in range(100) if len(lab13._draw_crawl(random.Random(s)).pages) == 5)
+    assert 5 * 0.3 > lab13.LIMIT
+    assert lab13.check_progress(slow, SOL["progress_events"], seed=seed)
+
+
+def rebinds(name, value, then):
+    """An answer that rebinds one of the check's constants, then answers with `then`."""
+
+    def answer(*args):
+        setattr(lab13, name, value)
+        return then(*args)
+
+    return answer
+
+
+@pytest.mark.parametrize(
+    ("exercise", "namespace", "name"),
+    [
+        (
+            lab13.q1,
+            {"build_agent": rebinds("SEARCH_STEMS", ("search",), SOL["build_agent"])},
+            "SEARCH_STEMS",
+        ),
+        (
+            lab13.q3,
+            {"repair": rebinds("_SUCCESS", re.compile("$^"), lambda g, c: Repairer("done")(g, c))},
+            "_SUCCESS",
+        ),
+        (lab13.q2, q2(progress_events=rebinds("ARRIVAL", 0.0, SOL["progress_events"])), "ARRIVAL"),
+        (lab13.q2, q2(rebinds("UNIT_SHARE", 100.0, SOL["make_crawl_tool"])), "UNIT_SHARE"),
+    ],
+    ids=["search-stems", "success-words", "arrival", "unit-share"],
+)
+def test_lab13_a_rebound_constant_is_named_and_put_back(exercise, namespace, name, capsys):
+    original = getattr(lab13, name)
+    rejected(exercise, namespace, "own code was changed", f"lab13.{name}")
+    assert getattr(lab13, name) is original
+    accepted(exercise, SOL, capsys)
+
+
+def test_lab13_a_constant_rebound_before_the_check_is_refused():
+    original = lab13.SEARCH_STEMS
+    lab13.SEARCH_STEMS = ("search",) * 5  # a cell run before the check
+    try:
+        with pytest.raises(CheckFailed, match="lab13.SEARCH_STEMS"):
+            lab13.check_budget(SOL["build_agent"])
+        assert lab13.SEARCH_STEMS is original
+    finally:
+        lab13.SEARCH_STEMS = original
+
+
+def test_lab13_the_module_holds_no_state_and_hands_out_no_answer():
+    """Module constants are immutable; no client, cache or answer lives at module level."""
+    import types
+
+    from helpers.labs import Exercise
+
+    for name, value in vars(lab13).items():
+        if name.startswith("__") or name in ("LIMIT", "annotations"):
+            continue
+        immutable = type(value) in (str, int, float, bool, tuple, frozenset, re.Pattern, type(None))
+        code = callable(value) or isinstance(value, types.ModuleType)
+        assert immutable or code or type(value) is Exercise, (name, type(value))
+        assert not hasattr(value, "cache_info"), name  # no functools cache holding the check's objects
+    assert set(lab13.__all__) == {"Fetcher", "Ran", "greedy_model", "q1", "q2", "q3", "search_tool"}
+
+
+HONEST = (
+    "not completed: the tool step crashed; it may have run",
+    "Error: the tool step crashed before notify finished.",
+    "ConnectionError raised; nothing was sent.",
+    "The notification service was down, so the message was never sent.",
+    "Tool call interrupted by a crash; unknown whether the payment was processed.",
+    "Error: charge did not complete (the run stopped mid-step)",
+    "Failed: the step ended before the call finished",
+    "Unknown outcome: the step died before anything was confirmed.",
+    "Error - no result was saved; the payment may or may not have gone through",
+    "Sent? Unknown — the tool step crashed.",
+    "The request was sent, no reply came back",
+    "Interrupted: whether the card was charged is unknown.",
+)
+CLAIMS = (
+    "done",
+    "Done: charged and notified.",
+    "Error: done",
+    "Success! (error status because of the crash)",
+    "The charge was processed successfully.",
+    "Notification sent.",
+    "Completed without failure",
+    "no problem: done",
+    "Error-free: notify completed",
+    "It worked, no exception was raised",
+    "The call finished before the crash",
+    "Finished. (marked as an error because of the crash)",
+    "payment went through",
+    "all good",
+)
+
+
+def test_lab13_q3_an_honest_error_passes_and_a_claim_of_success_does_not():
+    assert [text for text in HONEST if lab13._claims_success(text)] == []
+    assert [text for text in CLAIMS if not lab13._claims_success(text)] == []
+    assert lab13._claims_success([{"type": "text", "text": "Notification sent."}])
+
+
+def test_lab13_q3_error_answers_that_say_finished_or_sent_are_accepted():
+    answers = {text: Repairer(text) for text in HONEST[1:5]}
+    assert_verdicts(verdicts(lab13.check_repair, answers), {text: () for text in answers})
+
+
+def test_lab13_q3_error_answers_that_claim_success_are_refused():
+    answers = {text: Repairer(text) for text in CLAIMS[2:7]}
+    assert_verdicts(verdicts(lab13.check_repair, answers), {text: ("success answer",) for text in answers})
+
+
+def interrupts(*args):
+    raise KeyboardInterrupt
+
+
+def interrupting_tool(fetch):
+    @tool
+    def crawl(urls: list[str]) -> str:
+        """Crawl."""
+        raise KeyboardInterrupt
+
+    return crawl
+
+
+@pytest.mark.parametrize(
+    ("checker", "answer"),
+    [
+        (lab13.check_budget, (interrupts,)),
+        (lab13.check_progress, (interrupting_tool, SOL["progress_events"])),
+        (lab13.check_progress, (SOL["make_crawl_tool"], interrupts)),
+        (lab13.check_repair, (interrupts,)),
+    ],
+    ids=["build-agent", "tool-in-a-graph", "progress-events", "repair"],
+)
+def test_lab13_a_keyboard_interrupt_in_the_learners_code_stops_the_check_as_it_is(checker, answer):
+    """The check neither swallows nor rewraps it: the framework ends it in one line."""
+    with pytest.raises(KeyboardInterrupt):
+        checker(*answer)
+
+
+@pytest.mark.parametrize(
+    ("exercise", "namespace"),
+    [
+        (lab13.q1, {"build_agent": interrupts}),
+        (lab13.q2, q2(interrupting_tool)),
+        (lab13.q3, {"repair": interrupts}),
+    ],
+    ids=["q1", "q2", "q3"],
+)
+def test_lab13_a_keyboard_interrupt_ends_in_one_line(exercise, namespace):
+    from helpers import labs
+
+    stopped = getattr(labs, "CheckStopped", None)
+    if stopped is None:
+        pytest.skip("helpers.labs has no one-line verdict for a KeyboardInterrupt")
+    with pytest.raises(stopped) as info:
+        exercise.check(namespace)
+    assert len(str(info.value).splitlines()) == 1 and "KeyboardInterrupt" in str(info.value)
+
+
+def raises_system_exit(*args):
+    raise SystemExit(3)
+
+
+def generator_exit_tool(fetch):
+    @tool
+    def crawl(urls: list[str]) -> str:
+        """Crawl."""
+        raise GeneratorExit
+
+    return crawl
+
+
+@pytest.mark.parametrize(
+    ("exercise", "namespace", "phrase"),
+    [
+        (lab13.q1, {"build_agent": raises_system_exit}, "SystemExit"),
+        (lab13.q2, q2(generator_exit_tool), "GeneratorExit"),
+        (lab13.q3, {"repair": raises_system_exit}, "SystemExit"),
+    ],
+    ids=["q1-system-exit", "q2-generator-exit", "q3-system-exit"],
+)
+def test_lab13_system_exit_and_generator_exit_are_verdicts(exercise, namespace, phrase):
+    rejected(exercise, namespace, phrase)

@@ -44,7 +44,6 @@ from langchain_core.messages import (
     AIMessage,
     BaseMessage,
     HumanMessage,
-    RemoveMessage,
     SystemMessage,
     ToolMessage,
 )
@@ -401,7 +400,11 @@ _MESSAGES = (AIMessage, HumanMessage, ToolMessage, SystemMessage)
 
 def _ask(agent: Any, thread: dict, text: str, budget: int) -> list[BaseMessage]:
     result = run_learner(
-        _invoke, agent, {"messages": [HumanMessage(text)]}, thread, limit=_limit(budget),
+        _invoke,
+        agent,
+        {"messages": [HumanMessage(text)]},
+        thread,
+        limit=_limit(budget),
         name="your agent's invoke",
     )
     messages = result.get("messages") if type(result) is dict else None
@@ -409,8 +412,9 @@ def _ask(agent: Any, thread: dict, text: str, budget: int) -> list[BaseMessage]:
         raise fail(
             "the agent's invoke did not return the state",
             expected="`agent.invoke(...)` to return a dict with its 'messages' (LangChain messages)",
-            observed=_shown(result) if type(messages) is not list else
-            f"messages of types {[type(m).__name__ for m in messages]}"[:200],
+            observed=_shown(result)
+            if type(messages) is not list
+            else f"messages of types {[type(m).__name__ for m in messages]}"[:200],
             where=section(STREAMING, BUDGET),
         )
     return messages
@@ -451,7 +455,14 @@ def _raised(error: LearnerRaised, budget: int) -> CheckFailed:
 
 
 def _question(
-    agent: Any, thread: dict, ran: Ran, *, budget: int, low: int, high: int, label: str,
+    agent: Any,
+    thread: dict,
+    ran: Ran,
+    *,
+    budget: int,
+    low: int,
+    high: int,
+    label: str,
     answer: str | None = None,
 ) -> list[BaseMessage]:
     """Ask one question; the calls that ran (the tool's own record) must be in [low, high], every
@@ -542,7 +553,12 @@ def _q1_second_question(build_agent: Any, d: _BudgetDraw) -> None:
         raise CheckFailed("not tried: the case above built no agent")
     budget = d.never_stops
     messages = _question(
-        d.built["agent"], d.built["thread"], d.built["ran"], budget=budget, low=budget, high=budget,
+        d.built["agent"],
+        d.built["thread"],
+        d.built["ran"],
+        budget=budget,
+        low=budget,
+        high=budget,
         # a thread-wide count is the likely cause only when the first question was right
         label="second question, same thread" if d.built.get("first") else "second question",
     )
@@ -580,7 +596,13 @@ def _q1_answers_by_itself(build_agent: Any, d: _BudgetDraw) -> None:
     model, answer = greedy_model(name, 1, budget, random.Random(d.seed + 3), stop_after=d.stop_after)
     agent, thread = _agent(build_agent, model, [search_tool(name, ran)], budget)
     _question(
-        agent, thread, ran, budget=budget, low=d.stop_after, high=d.stop_after, label="a model that answers",
+        agent,
+        thread,
+        ran,
+        budget=budget,
+        low=d.stop_after,
+        high=d.stop_after,
+        label="a model that answers",
         answer=answer,
     )
 
@@ -597,7 +619,10 @@ _Q1_CASES = (
 def _is_function(key: str, name: str, value: Any, shape: str, where: str) -> None:
     if not callable(value):
         raise fail(
-            f"`{name}` must be a function.", key=key, expected=shape, observed=f"a {type(value).__name__}",
+            f"`{name}` must be a function.",
+            key=key,
+            expected=shape,
+            observed=f"a {type(value).__name__}",
             where=where,
         )
 
@@ -613,7 +638,10 @@ def check_budget(
     except TypeError:
         raise fail(
             "`build_agent` must take 4 arguments: the model, the tools, the budget and the checkpointer.",
-            key=key, expected=shape, observed=f"build_agent{inspect.signature(build_agent)}", where=where,
+            key=key,
+            expected=shape,
+            observed=f"build_agent{inspect.signature(build_agent)}",
+            where=where,
         ) from None
     except ValueError:
         pass
@@ -802,7 +830,9 @@ def _streamed(make_crawl_tool: Any, crawl: _Crawl) -> tuple[list[str], list[Base
         name = tool.name
         model = ScriptedChatModel(script=[[{"name": name, "args": {"urls": list(crawl.urls)}}], "done"])
         graph = tool_loop(model.bind_tools([tool]), [tool], handle_tool_errors=True)
-        for mode, chunk in graph.stream({"messages": [HumanMessage("crawl")]}, stream_mode=["updates", "custom"]):
+        for mode, chunk in graph.stream(
+            {"messages": [HumanMessage("crawl")]}, stream_mode=["updates", "custom"]
+        ):
             if mode == "custom":
                 crawl.arrived(chunk)
                 order.append("custom")
@@ -997,7 +1027,9 @@ def _q2_outside(answer: tuple, d: _CrawlDraw) -> None:
     crawl = _Crawl(urls, None, False, d.patience)
     tool = _make_tool(answer[0], crawl.fetch(), len(urls))
     try:
-        run_learner(_invoke, tool, {"urls": urls}, limit=_limit(len(urls)), name="your tool's invoke, outside a graph")
+        run_learner(
+            _invoke, tool, {"urls": urls}, limit=_limit(len(urls)), name="your tool's invoke, outside a graph"
+        )
     except LearnerRaised as error:
         raise fail(
             "called outside a graph, the tool raised",
@@ -1048,8 +1080,13 @@ def _q2_consumer(answer: tuple, d: _CrawlDraw) -> None:
     order, as plain values."""
     for tokens in d.tokens:
         want = [{"token": token, "step": i} for turn in tokens for i, token in enumerate(turn)]
-        got = run_learner(answer[1], _course_graph(tokens), {"messages": [HumanMessage("go")]}, limit=_limit(),
-                          name="progress_events")
+        got = run_learner(
+            answer[1],
+            _course_graph(tokens),
+            {"messages": [HumanMessage("go")]},
+            limit=_limit(),
+            name="progress_events",
+        )
         got = run_learner(_read_all, got, limit=_limit(), name="progress_events")
         summary = f"progress_events on a graph of the course's ({len(tokens)} tool turn(s))"
         pairs = type(got) in (list, tuple) and got and all(type(g) is tuple and len(g) == 2 for g in got)
@@ -1065,7 +1102,9 @@ def _q2_consumer(answer: tuple, d: _CrawlDraw) -> None:
                 expected="a list of the custom chunks (plain dicts), e.g. `list(graph.stream(inputs, "
                 "stream_mode='custom'))`",
                 observed=f"{error.what} (in what progress_events returned)",
-                why=why if pairs else "return the chunks themselves in a plain list (a generator is read "
+                why=why
+                if pairs
+                else "return the chunks themselves in a plain list (a generator is read "
                 "too): an object of your own, or a subclass of list, dict or str, is not what a caller can "
                 "rely on",
                 where=section(STREAMING, PROGRESS),
@@ -1073,9 +1112,16 @@ def _q2_consumer(answer: tuple, d: _CrawlDraw) -> None:
         if type(got) in (list, tuple) and list(got) == want:
             continue
         if not got:
-            why = "stream with `stream_mode='custom'` (or a list holding it): `invoke` and 'updates' drop them"
-        raise fail(summary, expected=f"{want}"[:200], observed=f"{got}"[:200], why=why,
-                   where=section(STREAMING, PROGRESS))
+            why = (
+                "stream with `stream_mode='custom'` (or a list holding it): `invoke` and 'updates' drop them"
+            )
+        raise fail(
+            summary,
+            expected=f"{want}"[:200],
+            observed=f"{got}"[:200],
+            why=why,
+            where=section(STREAMING, PROGRESS),
+        )
 
 
 _Q2_CASES = (
@@ -1095,9 +1141,16 @@ def check_progress(
     _report: Any = _untouched,
 ) -> str:
     key, where = "q2", section(STREAMING, PROGRESS)
-    _is_function(key, "make_crawl_tool", make_crawl_tool, "def make_crawl_tool(fetch): ... return crawl", where)
-    _is_function(key, "progress_events", progress_events, "def progress_events(graph, inputs): ... return [chunks]",
-                 where)
+    _is_function(
+        key, "make_crawl_tool", make_crawl_tool, "def make_crawl_tool(fetch): ... return crawl", where
+    )
+    _is_function(
+        key,
+        "progress_events",
+        progress_events,
+        "def progress_events(graph, inputs): ... return [chunks]",
+        where,
+    )
     _report(key, _verify)
     draw, cases, answer = _draw_crawl(random.Random(seed)), Cases(key), (make_crawl_tool, progress_events)
     for label, case in _Q2_CASES:
@@ -1134,14 +1187,16 @@ _REASSURANCE = re.compile(
 )
 """Phrases that deny a failure ('no problem', 'without errors', 'did not fail'): they say it worked."""
 _WHEN = re.compile(
-    r"\b(?:before|prior to)\s+(?:the|a|an|its|any)?\s*(?:crash\w*|failure|error|exception|outage|interrupt\w*)\b",
+    r"\b(?:before|prior to)\s+(?:the|a|an|its|any)?\s*"
+    r"(?:crash\w*|failure|error|exception|outage|interrupt\w*)\b",
     re.I,
 )
 """'before the crash': says when something happened, not whether it failed."""
 _CLAUSES = re.compile(r"[.;:!()\[\]\n—–]+|\s-\s")
 """Where one statement of an answer ends (a comma does not end one: 'sent, no reply came back')."""
 _SUCCESS = re.compile(
-    r"\b(?:done|success\w*|succeed(?:ed|s)?|complete[ds]?|finish(?:ed|es)?|processed|confirmed|went through|gone through|"
+    r"\b(?:done|success\w*|succeed(?:ed|s)?|complete[ds]?|finish(?:ed|es)?|processed|confirmed|"
+    r"went through|gone through|"
     r"paid|charged|notified|sent|delivered|worked|all good|(?:ok|okay|fine)(?!\s+to\b))\b",
     re.I,
 )
@@ -1324,8 +1379,14 @@ def _crash(d: _RepairDraw, index: int, wire: _Wire) -> _Thread:
         tools = _payment_tools(effects, kind == "healthy")
         graph = tool_loop(wire.llm.bind_tools(tools), tools).builder.compile(checkpointer=InMemorySaver())
     t = _Thread(
-        kind, graph, {"configurable": {"thread_id": f"lab13-{uuid.uuid4().hex[:8]}"}}, wire, effects,
-        [c["id"] for message in crashed for c in message.tool_calls], {}, replies,
+        kind,
+        graph,
+        {"configurable": {"thread_id": f"lab13-{uuid.uuid4().hex[:8]}"}},
+        wire,
+        effects,
+        [c["id"] for message in crashed for c in message.tool_calls],
+        {},
+        replies,
     )
     run_limited(_first_turns, t, user, amount, limit=30, name="the course's crashed turn")
     t.before = graph.get_state(t.config).values["messages"]
@@ -1409,8 +1470,11 @@ def _q3_graph_and_provider_untouched(t: _Thread) -> None:
     raise fail(
         "the repair changed the graph or the provider, not the thread",
         expected="only the thread's state changed (through `graph.update_state`)",
-        observed=f"changed: {changed}"[:200] if changed else
-        "changed: the endpoint" if relaxed else "the model was called during the repair",
+        observed=f"changed: {changed}"[:200]
+        if changed
+        else "changed: the endpoint"
+        if relaxed
+        else "the model was called during the repair",
         why="replacing the graph's methods or checkpointer, relaxing the endpoint's history check or "
         "calling the model yourself fakes the verdict: the next question must be accepted by the provider "
         "as it is",
@@ -1484,7 +1548,8 @@ def _q3_healthy_unchanged(t: _Thread) -> None:
     raise fail(
         "a thread with nothing to repair was changed",
         expected="the same messages, in the same order (every call already answered)",
-        observed=f"{kinds_before} became {kinds_after}" if kinds_before != kinds_after
+        observed=f"{kinds_before} became {kinds_after}"
+        if kinds_before != kinds_after
         else "the same kinds of message, with other ids, contents or statuses",
         why="a thread whose calls are all answered needs nothing: write answers only for calls nobody "
         "answered — no extra message, no second answer",
@@ -1501,7 +1566,9 @@ def _q3_history_kept(t: _Thread) -> None:
         raise fail(
             "the repair gave the thread's messages new ids",
             expected="every question and model turn kept as it is, its id included",
-            observed=shorten(f"new ids for: {[(type(m).__name__, _text(m.content)[:30]) for m in lost]}", 200),
+            observed=shorten(
+                f"new ids for: {[(type(m).__name__, _text(m.content)[:30]) for m in lost]}", 200
+            ),
             why="copies without their ids are new messages to the thread (the originals deleted): put the "
             "messages `get_state` returned back themselves",
             where=section(RECOVERY, REPAIR),
@@ -1696,8 +1763,13 @@ def check_repair(
     repair: Any, *, seed: int | None = None, _verify: Any = _verify_guard, _report: Any = _untouched
 ) -> str:
     key = "q3"
-    _is_function(key, "repair", repair, "def repair(graph, config): ... graph.update_state(config, ..., "
-                 "as_node='tools')", section(RECOVERY, REPAIR))
+    _is_function(
+        key,
+        "repair",
+        repair,
+        "def repair(graph, config): ... graph.update_state(config, ..., as_node='tools')",
+        section(RECOVERY, REPAIR),
+    )
     _report(key, _verify)
     draw, cases, wire = _draw_repair(random.Random(seed)), Cases(key), _Wire()
     try:
