@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import threading
 import time
 
 import pytest
 from lab_checks import assert_verdicts, verdicts
 from langchain_core.messages import AIMessage, ToolMessage
+from langgraph.errors import GraphBubbleUp
 
 import helpers.labs as core
 from helpers.labs import lab02, solution_namespace
@@ -59,6 +61,8 @@ class Base:
             if scope.expired():
                 return self.error(call, self.deadline(call))
             return self.error(call, f"Error: {exc!r}")
+        except GraphBubbleUp:
+            raise
         except Exception as exc:
             return self.error(call, f"Error: {exc!r}")
 
@@ -91,8 +95,23 @@ class TaskGroupWait(Base):
             return self.error(call, f"timeout: {call['name']} did not finish in {self.timeout} seconds")
         try:
             return ToolMessage(str(task.result()), name=call["name"], tool_call_id=call["id"])
+        except GraphBubbleUp:
+            raise
         except Exception as exc:
             return self.error(call, f"{type(exc).__name__}: {exc}")
+
+    async def __call__(self, state):
+        shared = self.limit()
+        try:
+            async with asyncio.TaskGroup() as group:
+                tasks = [group.create_task(self.one(c, shared)) for c in self.calls(state)]
+        except* GraphBubbleUp as group:  # a TaskGroup wraps what its tasks raise: unwrap the interrupt
+            raise group.exceptions[0] from None
+        return {"messages": [t.result() for t in tasks]}
+
+
+class TaskGroupWrapsTheInterrupt(TaskGroupWait):
+    """Wrong: the same TaskGroup, the interrupt left wrapped in its ExceptionGroup."""
 
     async def __call__(self, state):
         shared = self.limit()
@@ -111,6 +130,8 @@ class WaitForGuarded(Base):
                 return ToolMessage(
                     str(await tool.ainvoke(call["args"])), name=call["name"], tool_call_id=call["id"]
                 )
+            except GraphBubbleUp:
+                raise
             except Exception as exc:
                 return self.error(call, f"Error: {exc!r}")
 
@@ -134,6 +155,8 @@ class CallLaterCancel(Base):
             if asyncio.current_task().cancelling():
                 raise
             return self.error(call, f"Error: {call['name']} exceeded its time limit")
+        except GraphBubbleUp:
+            raise
         except Exception as exc:
             return self.error(call, f"Error: {exc!r}")
         finally:
@@ -163,6 +186,8 @@ class EarlierConstant(Base):
             if outer.expired() or inner.expired():
                 return self.error(call, self.deadline(call))
             return self.error(call, f"Error: {exc!r}")
+        except GraphBubbleUp:
+            raise
         except Exception as exc:
             return self.error(call, f"Error: {exc!r}")
 
@@ -185,6 +210,8 @@ class Polling(Base):
             return self.error(call, f"Error: {call['name']} took longer than {self.timeout} s.")
         try:
             return ToolMessage(str(task.result()), name=call["name"], tool_call_id=call["id"])
+        except GraphBubbleUp:
+            raise
         except Exception as exc:
             return self.error(call, f"Error: {exc!r}")
 
@@ -230,6 +257,8 @@ class AnyioDeadline(Base):
             if scope.cancel_called:
                 return self.error(call, self.deadline(call))
             return self.error(call, f"Error: {exc!r}")
+        except GraphBubbleUp:
+            raise
         except Exception as exc:
             return self.error(call, f"Error: {exc!r}")
 
@@ -248,6 +277,8 @@ class Reacts(Base):
             return self.error(call, self.deadline(call))
         try:
             return ToolMessage(str(task.result()), name=call["name"], tool_call_id=call["id"])
+        except GraphBubbleUp:
+            raise
         except Exception as exc:
             return self.error(call, f"Error: {exc!r}")
 
@@ -349,6 +380,8 @@ class GracePeriod(Base):
             return self.error(call, f"Error: {call['name']} took longer than {self.timeout} s.")
         try:
             return ToolMessage(str(task.result()), name=call["name"], tool_call_id=call["id"])
+        except GraphBubbleUp:
+            raise
         except Exception as exc:
             return self.error(call, f"Error: {exc!r}")
 
@@ -371,6 +404,8 @@ class ShieldThenLateCancel(Base):
             with contextlib.suppress(asyncio.CancelledError):
                 await task
             return self.error(call, self.deadline(call))
+        except GraphBubbleUp:
+            raise
         except Exception as exc:
             return self.error(call, f"Error: {exc!r}")
 
@@ -444,6 +479,8 @@ def closure_node(tools, *, timeout=None, max_concurrency=None):
                     return err(str(exc))
                 task.cancel()
                 return err(f"The call exceeded its deadline ({timeout} s) and was cancelled.")
+            except GraphBubbleUp:
+                raise
             except Exception as exc:
                 return err(str(exc))
 
@@ -475,6 +512,8 @@ class CancelWithoutAwait(Base):
             async with self.per_call(shared):
                 try:
                     return ToolMessage(str(await tool.ainvoke(call["args"])), tool_call_id=call["id"])
+                except GraphBubbleUp:
+                    raise
                 except Exception as exc:
                     return self.error(call, f"Error: {exc!r}")
 
@@ -509,6 +548,8 @@ class IgnoresTimeout(Base):
             return ToolMessage(
                 str(await tool.ainvoke(call["args"])), name=call["name"], tool_call_id=call["id"]
             )
+        except GraphBubbleUp:
+            raise
         except Exception as exc:
             return self.error(call, f"Error: {exc!r}")
 
@@ -521,6 +562,8 @@ class WaitForConfusion(Base):
             result = await asyncio.wait_for(tool.ainvoke(call["args"]), self.timeout)
         except TimeoutError as exc:
             return self.error(call, f"Error: {call['name']} timed out after {self.timeout} s {exc!r}")
+        except GraphBubbleUp:
+            raise
         except Exception as exc:
             return self.error(call, f"Error: {exc!r}")
         return ToolMessage(str(result), name=call["name"], tool_call_id=call["id"])
@@ -534,6 +577,8 @@ class WaitNoCancel(TaskGroupWait):
             return self.error(call, f"Error: {call['name']} took longer than {self.timeout} s.")
         try:
             return ToolMessage(str(task.result()), name=call["name"], tool_call_id=call["id"])
+        except GraphBubbleUp:
+            raise
         except Exception as exc:
             return self.error(call, f"Error: {exc!r}")
 
@@ -908,3 +953,124 @@ def test_lab02_verdict_survives_a_stall(monkeypatch, capsys):
 
     lab02.q1.check({"MyToolNode": Stalled})
     assert "✔ q1 passed" in capsys.readouterr().out
+
+
+# -- what a determined learner tries: a swallowed interrupt, caps of its own, faked answers ------------
+class SwallowsInterrupt(Base):
+    """`except Exception` answers everything, GraphInterrupt included (the lesson's change 4 left out)."""
+
+    async def within(self, seconds, tool, call):
+        try:
+            async with asyncio.timeout(seconds) as scope:
+                return ToolMessage(
+                    str(await tool.ainvoke(call["args"])), name=call["name"], tool_call_id=call["id"]
+                )
+        except TimeoutError as exc:
+            if scope.expired():
+                return self.error(call, self.deadline(call))
+            return self.error(call, f"Error: {exc!r}")
+        except Exception as exc:
+            return self.error(call, f"Error: {exc!r}")
+
+
+class FixedSemaphore(Base):
+    """`Semaphore(3)` whenever a limit is asked for: a number of its own in place of max_concurrency."""
+
+    def limit(self):
+        return asyncio.Semaphore(3) if self.max_concurrency else contextlib.nullcontext()
+
+
+class CapOfItsOwn(Base):
+    """`Semaphore(self.max_concurrency or 8)`: a cap of its own when no limit is asked for."""
+
+    def limit(self):
+        return asyncio.Semaphore(self.max_concurrency or 8)
+
+
+class Answer(ToolMessage):
+    """A ToolMessage subclass: the faked outcome an attacker returns."""
+
+
+class SubclassedAnswers(Base):
+    async def __call__(self, state):
+        update = await super().__call__(state)
+        return {"messages": [Answer(**m.model_dump()) for m in update["messages"]]}
+
+
+class ReraisesAsInterruptOnly(Base):
+    """Correct: re-raises only `GraphInterrupt` (what `interrupt()` raises), answers everything else."""
+
+    async def within(self, seconds, tool, call):
+        from langgraph.errors import GraphInterrupt
+
+        try:
+            return await super().within(seconds, tool, call)
+        except GraphInterrupt:
+            raise
+
+
+def test_lab02_a_swallowed_interrupt_caps_of_its_own_and_faked_answers_are_refused_on_every_run(quick_lab02):
+    wrong = {
+        "swallows the interrupt": (
+            "an interrupt() inside a tool must pause the graph",
+            "re-raise `GraphBubbleUp`",
+        ),
+        "Semaphore(3) in place of max_concurrency": (
+            "calls at once",
+            "of your own in place of `max_concurrency`",
+        ),
+        "a TaskGroup that leaves the interrupt wrapped": ("ExceptionGroup", "unwrap"),
+        "a cap of 8 without a limit": ("did not run together", "apply no cap of your own"),
+        "ToolMessage subclass answers": ("an answer that is a Answer", "build each answer as"),
+    }
+    classes = {
+        "swallows the interrupt": SwallowsInterrupt,
+        "Semaphore(3) in place of max_concurrency": FixedSemaphore,
+        "a cap of 8 without a limit": CapOfItsOwn,
+        "ToolMessage subclass answers": SubclassedAnswers,
+        "a TaskGroup that leaves the interrupt wrapped": TaskGroupWrapsTheInterrupt,
+    }
+    answers = {f"{name} #{i}": cls for name, cls in classes.items() for i in (1,)}
+    answers |= {
+        "the solution": solution_namespace("02")["MyToolNode"],
+        "GraphInterrupt re-raised": ReraisesAsInterruptOnly,
+    }
+    expected = {f"{name} #{i}": wrong[name] for name in classes for i in (1,)}
+    expected |= {"the solution": (), "GraphInterrupt re-raised": ()}
+    assert_verdicts(verdicts(lab02.check_node, answers), expected)
+
+
+def test_lab02_every_draw_holds_every_hard_case():
+    for _ in range(200):
+        c = lab02._draw(Base)
+        assert c.limits[0] != c.limits[1] and 12 <= c.many <= 16
+        assert c.near in lab02.NEAR_NAMES and c.search in lab02.SEARCH_NAMES and c.city != c.other
+    titles = [title for title, _ in lab02.CASES]
+    for words in (
+        "unknown names",
+        "bad arguments",
+        "a hanging call",
+        "own TimeoutError",
+        "timeout=None",
+        "calls run together",
+        "max_concurrency",
+        "per run",
+        "StateGraph",
+        "interrupt()",
+    ):
+        assert any(words in title for title in titles), words
+
+
+def test_lab02_each_case_is_a_small_function_and_the_constants_are_immutable():
+    import ast
+    import inspect
+
+    tree = ast.parse(inspect.getsource(lab02))
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name.startswith(("_case_", "check_")):
+            assert node.end_lineno - node.lineno < 80, (node.name, node.end_lineno - node.lineno)
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                value = getattr(lab02, target.id)
+                if target.id not in ("q1", "_SCHEMAS_LOCK"):
+                    assert isinstance(value, str | int | float | tuple | frozenset | re.Pattern), target.id
