@@ -817,70 +817,55 @@ def hard_coded_ids(graph, config):
     graph.update_state(config, {"messages": answers}, as_node="tools")
 
 
-@pytest.mark.parametrize(
-    ("repair", "phrases"),
-    [
-        (
-            appended,
-            [
-                "✘ the user asked again",
-                "refused by the provider",
-                "did not have response messages",
-                "an answer the thread held was lost",
-            ],
-        ),
-        (deletes_the_calls, ["deleted messages of the thread", "hides the problem"]),
-        (starts_over, ["deleted messages of the thread"]),
-        (claims_success, ["success answer", "status='error'"]),
-        (every_call_an_error, ["✘ create_agent", "an answer that existed was replaced"]),
-        (resumes_first, ["ran tools again", "a payment may run again"]),
-        (erases_the_calls, ["rewrote a question or a model turn", "erasing an AIMessage's tool calls"]),
-        (without_as_node, ["✘ create_agent", "`update_state` failed", "as_node='tools'"]),
-        (apologises, ["✘ a thread with nothing to repair", "no extra message"]),
-        (last_turn_only, ["✘ two crashed turns", "an earlier turn's calls too"]),
-        (hard_coded_ids, ["still unanswered", "no answer for"]),
-        (adds_a_stray_answer, ["an answer to a call nobody made", "call_orphan"]),
-        (Repairer("no problem: done"), ["success answer"]),
-        (Repairer("Error-free: notify completed"), ["success answer"]),
-        (Repairer(""), ["says nothing", "empty answers"]),
-        (Repairer("\u200b."), ["says nothing", "empty answers"]),
-        (Repairer("all good"), ["success answer"]),
-        (Repairer("payment went through"), ["success answer"]),
-        (Repairer("Completed without failure"), ["success answer"]),
-        (resumes_and_gives_up, ["ran tools again", "a payment may run again"]),
-        (commands_the_rewrite, ["ran tools again"]),
-        (asks_again_first, ["the repair ran the graph", "source input"]),
-        (lambda graph, config: None, ["still unanswered", "a 400"]),
-    ],
-    ids=[
-        "appended-at-the-end",
-        "deletes-the-calls",
-        "starts-over",
-        "claims-success",
-        "replaces-existing-answers",
-        "resumes-first",
-        "erases-the-calls",
-        "without-as-node",
-        "apology-everywhere",
-        "last-turn-only",
-        "hard-coded-ids",
-        "stray-answer",
-        "no-problem-done",
-        "error-free-completed",
-        "empty-answers",
-        "invisible-answers",
-        "all-good",
-        "went-through",
-        "without-failure",
-        "resumes-and-gives-up",
-        "command-input",
-        "asks-again-first",
-        "does-nothing",
-    ],
-)
-def test_lab13_q3_rejects_repairs_that_fake_lose_or_rerun(repair, phrases):
-    message = rejected(lab13.q3, {"repair": repair}, *phrases)
-    assert "13_failure_and_recovery" in message
+Q3_WRONG = {
+    "appended-at-the-end": (
+        appended,
+        [
+            "✘ the user asked again",
+            "refused by the provider",
+            "did not have response messages",
+            "an answer the thread held was lost",
+        ],
+    ),
+    "deletes-the-calls": (deletes_the_calls, ["deleted messages of the thread", "hides the problem"]),
+    "starts-over": (starts_over, ["deleted messages of the thread"]),
+    "claims-success": (claims_success, ["success answer", "status='error'"]),
+    "replaces-existing-answers": (
+        every_call_an_error,
+        ["✘ create_agent", "an answer that existed was replaced"],
+    ),
+    "resumes-first": (resumes_first, ["ran tools again", "a payment may run again"]),
+    "erases-the-calls": (
+        erases_the_calls,
+        ["rewrote a question or a model turn", "erasing an AIMessage's tool calls"],
+    ),
+    "without-as-node": (without_as_node, ["✘ create_agent", "`update_state` failed", "as_node='tools'"]),
+    "apology-everywhere": (apologises, ["✘ a thread with nothing to repair", "no extra message"]),
+    "last-turn-only": (last_turn_only, ["✘ two crashed turns", "an earlier turn's calls too"]),
+    "hard-coded-ids": (hard_coded_ids, ["still unanswered", "no answer for"]),
+    "stray-answer": (adds_a_stray_answer, ["an answer to a call nobody made", "call_orphan"]),
+    "no-problem-done": (Repairer("no problem: done"), ["success answer"]),
+    "error-free-completed": (Repairer("Error-free: notify completed"), ["success answer"]),
+    "empty-answers": (Repairer(""), ["says nothing", "empty answers"]),
+    "invisible-answers": (Repairer("\u200b."), ["says nothing", "empty answers"]),
+    "all-good": (Repairer("all good"), ["success answer"]),
+    "went-through": (Repairer("payment went through"), ["success answer"]),
+    "without-failure": (Repairer("Completed without failure"), ["success answer"]),
+    "resumes-and-gives-up": (resumes_and_gives_up, ["ran tools again", "a payment may run again"]),
+    "command-input": (commands_the_rewrite, ["ran tools again"]),
+    "asks-again-first": (asks_again_first, ["the repair ran the graph", "source input"]),
+    "does-nothing": (lambda graph, config: None, ["still unanswered", "a 400"]),
+}
+
+
+def test_lab13_q3_rejects_repairs_that_fake_lose_or_rerun():
+    """Every wrong repair at once: refused, the mistake named, the lesson linked."""
+    results = verdicts(lab13.check_repair, {name: repair for name, (repair, _) in Q3_WRONG.items()})
+    assert_verdicts(
+        results, {name: (*phrases, "13_failure_and_recovery") for name, (_, phrases) in Q3_WRONG.items()}
+    )
+    for name, message in results.items():
+        assert "Traceback" not in message and len(message.splitlines()) <= 30, (name, message)
 
 
 def test_lab13_q3_faults_become_feedback(monkeypatch, capsys):
