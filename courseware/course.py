@@ -155,13 +155,15 @@ LESSONS: tuple[Lesson, ...] = (
         'a real local stdio MCP server → langchain-mcp-adapters → ToolNode; async-only; session cost',
     ),
     Lesson(
-        11, 'notebooks/11_the_step_model.ipynb', 'The step model', None,
+        11, 'notebooks/11_the_step_model.ipynb', 'The step model',
+        'labs/11_predict_the_step.ipynb',
         'one super-step: tasks, reads as of the step start, writes at the barrier; a checkpoint per step '
         'and pending writes; what interrupt() and a resume run again; durability, retry_policy, @task, '
         'error handlers',
     ),
     Lesson(
-        12, 'notebooks/12_streaming_and_stopping.ipynb', 'Streaming and stopping', None,
+        12, 'notebooks/12_streaming_and_stopping.ipynb', 'Streaming and stopping',
+        'labs/12_stream_progress_and_events.ipynb',
         'each stream mode during a tools step (the tools mode too), progress from a tool, the step '
         'limit per agent, return_direct, ToolCallLimitMiddleware, parallel_tool_calls',
     ),
