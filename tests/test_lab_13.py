@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import linecache
-import random
 import re
 import threading
 import time
@@ -1284,14 +1283,14 @@ def test_lab13_q1_a_budget_keyed_on_the_lab_texts_tool_name_fails_every_draw():
 
 def test_lab13_every_draw_holds_every_hard_case():
     for seed in range(300):
-        budget = lab13._draw_budget(random.Random(seed))
+        budget = lab13._draw_budget(lab13._generator(seed))
         assert len(set(budget.names)) == 4 and "search" not in budget.names
         assert budget.never_stops >= 2 and budget.batch % 2 == 1 and 1 <= budget.stop_after < 6
-        crawl = lab13._draw_crawl(random.Random(seed))
+        crawl = lab13._draw_crawl(lab13._generator(seed))
         assert 3 <= len(crawl.pages) <= 5 and len(set(crawl.pages)) == len(crawl.pages)
         assert len(crawl.failing) == 4 and crawl.broken in (1, 2)  # pages before and after the broken one
         assert [len(graph) for graph in crawl.tokens] == [1, 2]
-        assert lab13._draw_repair(random.Random(seed)).kinds == tuple(kind for _, kind in lab13._KINDS)
+        assert lab13._draw_repair(lab13._generator(seed)).kinds == tuple(kind for _, kind in lab13._KINDS)
 
 
 def test_lab13_time_limits_grow_with_the_pages_drawn(monkeypatch, capsys):
@@ -1303,7 +1302,7 @@ def test_lab13_time_limits_grow_with_the_pages_drawn(monkeypatch, capsys):
         crawl = SOL["make_crawl_tool"](lambda url: (time.sleep(0.3), fetch(url))[1])
         return crawl
 
-    seed = next(s for s in range(100) if len(lab13._draw_crawl(random.Random(s)).pages) == 5)
+    seed = next(s for s in range(100) if len(lab13._draw_crawl(lab13._generator(s)).pages) == 5)
     assert 5 * 0.3 > lab13.LIMIT
     assert lab13.check_progress(slow, SOL["progress_events"], seed=seed)
 

@@ -100,6 +100,13 @@ class NeverStopped(RuntimeError):
     """Raised by q1's model when the agent keeps asking it long after the budget was spent."""
 
 
+def _generator(seed: Any = None) -> random.Random:
+    """The check's own random generator for its draws: `helpers.labs.rng` (which no patch of `random`
+    reaches) where the framework has it, else a `random.Random` of the check's own."""
+    make = getattr(labs, "rng", None)
+    return make(seed) if callable(make) else random.Random(seed)
+
+
 def _limit(units: int = 0) -> float:
     """The time one run of learner code may take: the base limit, plus `UNIT_SHARE` of it for each
     unit of work drawn (a page, a budgeted call)."""
@@ -540,7 +547,7 @@ def _q1_ends_with_an_answer(messages: list[BaseMessage], answer: str | None) -> 
 def _q1_never_stops(build_agent: Any, d: _BudgetDraw) -> None:
     """A model that never stops, one call a turn: exactly the budget's calls run, then the run ends."""
     budget, name, ran = d.never_stops, d.names[0], Ran()
-    model, _ = greedy_model(name, 1, budget, random.Random(d.seed))
+    model, _ = greedy_model(name, 1, budget, _generator(d.seed))
     agent, thread = _agent(build_agent, model, [search_tool(name, ran)], budget)
     d.built.update(agent=agent, thread=thread, ran=ran)
     _question(agent, thread, ran, budget=budget, low=budget, high=budget, label="first question")
@@ -577,7 +584,7 @@ def _q1_second_question(build_agent: Any, d: _BudgetDraw) -> None:
 def _q1_budget_one(build_agent: Any, d: _BudgetDraw) -> None:
     """A budget of 1: one call runs."""
     name, ran = d.names[1], Ran()
-    model, _ = greedy_model(name, 1, 1, random.Random(d.seed + 1))
+    model, _ = greedy_model(name, 1, 1, _generator(d.seed + 1))
     agent, thread = _agent(build_agent, model, [search_tool(name, ran)], 1)
     _question(agent, thread, ran, budget=1, low=1, high=1, label="budget 1")
 
@@ -585,7 +592,7 @@ def _q1_budget_one(build_agent: Any, d: _BudgetDraw) -> None:
 def _q1_two_calls_a_turn(build_agent: Any, d: _BudgetDraw) -> None:
     """Two calls a turn and an odd budget: the last turn's second call is over budget and must not run."""
     budget, name, ran = d.batch, d.names[2], Ran()
-    model, _ = greedy_model(name, 2, budget, random.Random(d.seed + 2))
+    model, _ = greedy_model(name, 2, budget, _generator(d.seed + 2))
     agent, thread = _agent(build_agent, model, [search_tool(name, ran)], budget)
     _question(agent, thread, ran, budget=budget, low=budget - 1, high=budget, label="two calls a turn")
 
@@ -593,7 +600,7 @@ def _q1_two_calls_a_turn(build_agent: Any, d: _BudgetDraw) -> None:
 def _q1_answers_by_itself(build_agent: Any, d: _BudgetDraw) -> None:
     """A model that answers after `stop_after` calls, within a budget of 6: its answer ends the run."""
     budget, name, ran = 6, d.names[3], Ran()
-    model, answer = greedy_model(name, 1, budget, random.Random(d.seed + 3), stop_after=d.stop_after)
+    model, answer = greedy_model(name, 1, budget, _generator(d.seed + 3), stop_after=d.stop_after)
     agent, thread = _agent(build_agent, model, [search_tool(name, ran)], budget)
     _question(
         agent,
@@ -646,7 +653,7 @@ def check_budget(
     except ValueError:
         pass
     _report(key, _verify)
-    draw, cases = _draw_budget(random.Random(seed)), Cases(key)
+    draw, cases = _draw_budget(_generator(seed)), Cases(key)
     for label, case in _Q1_CASES:
         cases.run(label, lambda case=case: case(build_agent, draw))
     _report(key, _verify)
@@ -1152,7 +1159,7 @@ def check_progress(
         where,
     )
     _report(key, _verify)
-    draw, cases, answer = _draw_crawl(random.Random(seed)), Cases(key), (make_crawl_tool, progress_events)
+    draw, cases, answer = _draw_crawl(_generator(seed)), Cases(key), (make_crawl_tool, progress_events)
     for label, case in _Q2_CASES:
         cases.run(label, lambda case=case: case(answer, draw))
     _report(key, _verify)
@@ -1356,7 +1363,7 @@ def _crash(d: _RepairDraw, index: int, wire: _Wire) -> _Thread:
     from langchain.agents import create_agent
 
     kind, amount, user = d.kinds[index], d.amounts[index], d.users[index]
-    rng = random.Random(d.seed + index)
+    rng = _generator(d.seed + index)
 
     def turn() -> AIMessage:
         calls = [
@@ -1771,7 +1778,7 @@ def check_repair(
         section(RECOVERY, REPAIR),
     )
     _report(key, _verify)
-    draw, cases, wire = _draw_repair(random.Random(seed)), Cases(key), _Wire()
+    draw, cases, wire = _draw_repair(_generator(seed)), Cases(key), _Wire()
     try:
         for index, (label, _) in enumerate(_KINDS):
             cases.run(label, lambda index=index: _repair_case(repair, draw, index, wire))
