@@ -14,6 +14,7 @@ from typing import Annotated
 
 import pytest
 from lab_checks import accepted, assert_verdicts, rejected, verdicts
+from langchain.tools import ToolRuntime
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool, tool
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator
@@ -468,6 +469,15 @@ def handled_validation(shop):
     return _refund_with(shop, Right).model_copy(update={"handle_validation_error": True})
 
 
+def with_a_runtime(shop):
+    @tool(args_schema=Right)
+    def refund_order(order_id: str, amount_cents: int, runtime: ToolRuntime) -> str:
+        """Refund part of an order, in cents."""
+        return shop.refund(order_id, amount_cents)
+
+    return refund_order
+
+
 def named_refund(shop):
     return _refund_with(shop, Right).model_copy(update={"name": "refund"})
 
@@ -491,6 +501,7 @@ def test_lab16_q2_accepts_correct_alternatives_and_names_each_wrong_answer(monke
         "an error text from the body": error_text_from_body,
         "handle_validation_error=True": handled_validation,
         "another name": named_refund,
+        "a ToolRuntime the forbid schema does not declare": with_a_runtime,
         "a list of one tool": lambda shop: [_refund_with(shop, Right)],
         "raises": lambda shop: _refund_with(shop, RefundArgs),  # noqa: F821 - the learner's NameError
     }
@@ -513,6 +524,11 @@ def test_lab16_q2_accepts_correct_alternatives_and_names_each_wrong_answer(monke
             "an error text from the body": ("reads as a success",),
             "handle_validation_error=True": ("does not say what was wrong",),
             "another name": ("must be named refund_order", "['refund']"),
+            "a ToolRuntime the forbid schema does not declare": (
+                "a right refund was refused",
+                "refused an injected parameter",
+                "8. Deep dive: Injected parameters",
+            ),
             "a list of one tool": ("must return the tool",),
             "raises": ("your code raised NameError",),
         },

@@ -67,6 +67,7 @@ NAMES_HEADING = "3. Two tools with the same name"
 NEXT_TURN_HEADING = "What the model sees on the next turn"
 PAIR_HEADING = "A list is not a pair"
 CALLED_HEADING = "Called with arguments, or with a ToolCall"
+INJECTED_HEADING = "8. Deep dive: Injected parameters and a strict args_schema"
 
 DEFAULTS = section(LESSON, DEFAULTS_HEADING)
 COERCION = section(LESSON, COERCION_HEADING)
@@ -78,6 +79,7 @@ SAME_NAME = section(LESSON, NAMES_HEADING)
 NEXT_TURN = section(LESSON, NEXT_TURN_HEADING)
 NOT_A_PAIR = section(LESSON, PAIR_HEADING)
 TOOL_CALL = section(LESSON, CALLED_HEADING)
+INJECTED = section(LESSON, INJECTED_HEADING)
 
 REQUIRED = "required"
 """In `CATALOGUE`: a parameter the model must send (it has no default)."""
@@ -868,11 +870,22 @@ def case_refund_accepted(built: _Q2, scenario: dict) -> str:
         args = {"order_id": scenario["order_id"], "amount_cents": amount}
         answer, made = built.call(args)
         if _status(answer) != "success":
+            reason = (_content(answer) or "").split("with error:", 1)[-1]
+            reason = reason.replace("Please fix the error and try again.", "").strip()
+            why, where = "", COERCION
+            if not reason:
+                why = (
+                    "an error with no reason: `extra='forbid'` refused an injected parameter (a "
+                    "ToolRuntime, InjectedState) the schema does not declare, and ToolNode hid that error "
+                    "from the model — declare it in the schema, or drop it"
+                )
+                where = INJECTED
             raise fail(
                 f"a right refund was refused: refund_order({_args_text(args)})",
                 expected="status 'success' and the refund made",
                 observed=f"status {_status(answer)!r}: {shorten(_content(answer) or '', 160)!r}",
-                where=COERCION,
+                where=where,
+                why=why,
             )
         _expect_received(
             answer,
