@@ -174,7 +174,7 @@ labs-build: setup ## regenerate the lab starters labs/NN_*.ipynb from labs/solut
 	$(PY) -m helpers.labs build
 
 reset-lab: ## restore one lab's starter, backing yours up: make reset-lab N=01
-	@test -n "$(N)" || { echo "Name the lab: make reset-lab N=01 (labs: 01 02 03 05 06 08 12)"; exit 2; }
+	@test -n "$(N)" || { echo "Name the lab: make reset-lab N=01 (labs: $$($(PY) -m helpers.labs list --numbers 2>/dev/null || echo 'see python -m helpers.labs list'))"; exit 2; }
 	@$(DRIFT)
 	$(PY) -m helpers.labs reset $(N)
 

@@ -8,7 +8,12 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from helpers.labs import CheckFailed
+from helpers.labs import CheckFailed, guard
+
+# The lab tests patch limits, draws and helpers on purpose (`monkeypatch.setattr(lab02, "HANG", 1.8)`):
+# the checks' verification of their own code is off for them, and on inside `with guard.enforced():`
+# (tests/test_lab_tamper.py, where learner-style tampering must get its verdict).
+guard.relax_for_tests()
 
 
 def accepted(exercise, namespace: dict, capsys) -> str:

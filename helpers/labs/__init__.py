@@ -16,12 +16,21 @@ The shared machinery every check uses:
 - `Cases(key)` collects every case a check tries and `cases.result(summary)` raises one
   `CheckFailed` listing them all when any failed.
 - `Exercise.check()` reads the learner's names, bounds what the learner's code prints during the
-  check, and turns anything unexpected into feedback.
+  check, and turns anything unexpected into feedback — every exception, `SystemExit`,
+  `GeneratorExit` and other `BaseException`s included; a `KeyboardInterrupt` stops it with one line
+  (`CheckStopped`). Before and after the checker runs it verifies that nothing the check is made of
+  was changed, runs the checker registered when the exercise was created, and scans the kernel's
+  cells for code that reaches into a check (`helpers.labs.guard`; a `CheckTampered` verdict names
+  what).
+- `plain(value, kind)` / `plain_problem(value, kind)` accept only plain builtins (no `str`
+  subclasses, no always-equal objects, no `bool` for `int`); `rng()` draws from a generator no patch
+  of `random` reaches; `scaled_limit(work)` is a time limit that grows with the work drawn.
 
     python -m helpers.labs build               # regenerate labs/NN_*.ipynb from labs/solutions/
     python -m helpers.labs report [DIR]        # grade lab notebooks with the course's own checks
     python -m helpers.labs reset N|all         # restore starters, keeping a backup in labs/backups/
     python -m helpers.labs restore N [BACKUP]  # bring a backup back
+    python -m helpers.labs list                # the labs there are
 
 Taught in `labs/README.md` (how labs work).
 """
@@ -83,6 +92,9 @@ BEGIN = re.compile(r"^(?P<indent>\s*)# BEGIN SOLUTION (?P<key>q\d+): (?P<stub>.+
 END = re.compile(r"^\s*# END SOLUTION\s*$")
 STARTER = re.compile(r"^(?P<indent>\s*)# starter: ?(?P<code>.*)$")
 
+from helpers.labs import guard as _guard  # noqa: E402 - the snapshot of what checks are made of
+from helpers.labs.guard import rng  # noqa: E402,F401 - a random generator no patch of `random` reaches
+
 
 class CheckFailed(Exception):
     """An exercise is not solved yet: the message says what was expected, what was observed, and
@@ -114,6 +126,16 @@ class LearnerRaised(CheckFailed):
 
 class StillAStub(LearnerRaised):
     """The learner's code reached its own `raise NotImplementedError(...)` stub line."""
+
+
+class CheckStopped(CheckFailed):
+    """The check was stopped by a `KeyboardInterrupt` (the kernel's stop button, or raised by the
+    learner's code): one line says so, never a traceback."""
+
+
+class CheckTampered(CheckFailed):
+    """The check's own code, data or exercise fields were changed by code run in this kernel, or
+    the learner's code reads them: it cannot judge. The message names what and how to fix it."""
 
 
 def section(notebook: str, heading: str) -> str:
@@ -480,6 +502,19 @@ def run_learner(
         raise LearnerRaised(describe_exception(exc, name), exc) from None
 
 
+def scaled_limit(work: float, *, factor: float = 3.0, slack: float = 2.0) -> float:
+    """A time limit that scales with the work a check drew: `max(LIMIT, factor * work + slack)`.
+
+    `work` is the seconds a correct answer spends on the drawn scenario when it does the work one
+    item at a time (the delays summed: pages to fetch, calls to make), so a correct but sequential
+    answer never times out because a draw happened to be long, and a hang is still cut:
+
+        delays = [rng.choice((0.05, 0.1, 0.2)) for _ in urls]
+        events = run_learner(crawl, urls, limit=scaled_limit(sum(delays)))
+    """
+    return max(LIMIT, factor * float(work) + slack)
+
+
 def run_async(make: Callable[[], Awaitable[Any]], timeout: float | None = None) -> Any:
     """Run the coroutine `make()` creates under a time limit, also from inside a running loop.
 
@@ -722,9 +757,16 @@ class Exercise:
     hints: tuple[str, ...]
     passed: bool = field(default=False, init=False)
 
+    def __post_init__(self) -> None:
+        # the fields as created: the check runs these, whatever the attributes say later
+        _guard.register(self)
+
+    def _fields(self) -> Any:
+        return _guard.registered(self) or self
+
     def values(self, namespace: Mapping[str, Any]) -> list[Any]:
         values = []
-        for name in self.names:
+        for name in self._fields().names:
             if name not in namespace:
                 raise CheckFailed(
                     f"{self.key} — not yet: `{name}` is not defined.\n"
@@ -739,57 +781,97 @@ class Exercise:
             f"  stuck?    {self.key}.hint() for a nudge, {self.key}.hint(2) for more, {self.key}.solution()"
         )
 
-    def run(self, namespace: Mapping[str, Any]) -> str:
-        """The checker's summary, or `CheckFailed` — whatever the learner's code does."""
-        values = self.values(namespace)
+    def run(self, namespace: Mapping[str, Any], sources: list[str] | None = None) -> str:
+        """The checker's summary, or `CheckFailed` — whatever the learner's code does.
+
+        Before and after the checker runs, the check verifies that nothing it is made of was
+        changed (`helpers.labs.guard`), and it scans the learner's code (`sources`: the cells to
+        read; by default the cells this kernel ran, and `namespace["In"]`) for code that reads or
+        writes a check's internals. Either gives a `CheckTampered` verdict instead of a grade."""
+        fields = self._fields()
+        _refuse_tampering(self, fields.key)
+        _refuse_reaching_in(fields.key, namespace, sources)
         try:
-            return self.checker(*values)
+            values = self.values(namespace)
+            summary = self._judge(fields, values)
+        except CheckFailed as verdict:
+            _refuse_tampering(self, fields.key)  # a check changed while it ran cannot fail you either
+            raise verdict.with_traceback(None) from None
+        _refuse_tampering(self, fields.key)
+        return summary
+
+    def _judge(self, fields: Any, values: list[Any]) -> str:
+        key = fields.key
+        stuck = _stuck(key)
+        try:
+            summary = fields.checker(*values)
         except StillAStub as exc:
-            raise CheckFailed(f"{self.key} — not yet: {exc}\n{self._stuck()}") from None
+            raise CheckFailed(f"{key} — not yet: {exc}\n{stuck}") from None
         except LearnerHung as exc:
-            raise CheckFailed(f"{self.key} — not yet: {exc}\n{self._stuck()}") from None
+            raise CheckFailed(f"{key} — not yet: {exc}\n{stuck}") from None
         except LearnerRaised as exc:
             raise CheckFailed(
-                f"{self.key} — not yet: {exc}\n"
+                f"{key} — not yet: {exc}\n"
                 "  Fix that line (`%xmode Context` shows the whole traceback when you run the function "
-                f"yourself), then this check again.\n{self._stuck()}"
+                f"yourself), then this check again.\n{stuck}"
             ) from None
         except CheckFailed:
             raise
-        except Exception as exc:  # noqa: BLE001 - learner code called outside run_learner
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - learner code called outside run_learner
+            # SystemExit, GeneratorExit, CancelledError included: raised by an object the check reads
+            # (its __eq__, __iter__, __len__, __repr__, a property) as much as by a function it calls
             if is_stub(exc):
                 raise CheckFailed(
-                    f"{self.key} — not yet: your code still raises NotImplementedError: {exc} (the starter's "
+                    f"{key} — not yet: your code still raises NotImplementedError: {exc} (the starter's "
                     f"stub line). Replace that `raise` line with your code, run the cell, then this check "
-                    f"again.\n{self._stuck()}"
+                    f"again.\n{stuck}"
                 ) from None
-            raise CheckFailed(f"{self.key} — not yet: {describe_exception(exc)}\n{self._stuck()}") from None
+            raise CheckFailed(f"{key} — not yet: {_describe_safely(exc)}\n{stuck}") from None
+        if type(summary) is not str:  # a checker returns its own text; anything else came from elsewhere
+            summary = "all cases passed"
+        return summary
 
     def check(self, namespace: Mapping[str, Any] | None = None) -> None:
         """Run the learner's code for real; print a confirmation, or raise `CheckFailed`.
 
         What the learner's code prints meanwhile is captured: a few lines are shown, the rest
         counted, so the verdict stays on screen. Safe to run twice, or before the cell defining
-        the names ran (it says which cell to run)."""
+        the names ran (it says which cell to run). Whatever the learner's code raises ends in a
+        verdict; a `KeyboardInterrupt` (the stop button) ends it with one line."""
         if namespace is None:
             namespace = inspect.currentframe().f_back.f_globals  # the notebook's names
+        self._check(namespace, None)
+
+    def _check(self, namespace: Mapping[str, Any], sources: list[str] | None) -> None:
+        key = self._fields().key
         self.passed = False
-        with bounded_output() as printed:
-            try:
-                summary = self.run(namespace)
-            except CheckFailed as exc:
-                error = exc
-            else:
-                error = None
-        shown = printed.summary()
+        try:
+            with bounded_output() as printed:
+                try:
+                    summary = self.run(namespace, sources)
+                except CheckFailed as exc:
+                    error = exc
+                else:
+                    error = None
+            shown = printed.summary()
+        except KeyboardInterrupt:
+            raise CheckStopped(
+                f"{key} — check stopped: KeyboardInterrupt (the stop button, or your code raised it) before "
+                f"a verdict; run the check again."
+            ) from None
+        except BaseException as exc:  # noqa: BLE001 - whatever escaped, a verdict
+            raise CheckFailed(f"{key} — not yet: {_describe_safely(exc)}\n{_stuck(key)}") from None
         if error is not None:
-            if shown:
-                raise CheckFailed(f"{error}\n{shown}") from None
+            if shown and not isinstance(error, CheckStopped):
+                kind = type(error) if type(error) in (CheckFailed, CheckTampered) else CheckFailed
+                raise kind(f"{error}\n{shown}", **error.fields) from None
             raise error.with_traceback(None) from None
         if shown:
             print(shown)
         self.passed = True
-        print(f"✔ {self.key} passed: {summary}")
+        print(f"✔ {key} passed: {summary}")
 
     def hint(self, level: int = 1) -> None:
         """Print hint `level` (1: a nudge; higher: more)."""
@@ -804,6 +886,180 @@ class Exercise:
         """Print the solution, read from `labs/solutions/` (the single source of truth)."""
         print(f"Solution for {self.key} (from labs/solutions/{NAMES[self.lab]}.ipynb):\n")
         print(solution_text(self.lab, self.key))
+
+
+def _describe_safely(exc: BaseException) -> str:
+    """`describe_exception`, or the exception's type alone when even its text raises."""
+    try:
+        return describe_exception(exc)
+    except BaseException:  # noqa: BLE001 - an exception whose __str__ raises
+        return f"your code raised {type(exc).__name__} (its message could not be read)"
+
+
+FIX_TAMPERING = (
+    "restart the kernel (Kernel → Restart Kernel…), take out the line(s) that change or read the "
+    "course's modules, run the cells again, then this check"
+)
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 2] + " …"
+
+
+def _refuse_tampering(exercise: Exercise, key: str) -> None:
+    """Raise `CheckTampered` when anything the check is made of is no longer as it was imported."""
+    found = _guard.changes(exercise)  # built with builtins only below: `shorten` may be what was changed
+    if not found:
+        return
+    shown = ", ".join(found[:6]) + (f" and {len(found) - 6} more" if len(found) > 6 else "")
+    why = (
+        "a check grades what your code does; a check whose own code, data or draws were changed by code "
+        "run in this kernel says nothing about it, so it does not judge"
+    )
+    raise CheckTampered(
+        f"{key} — not yet: this check cannot judge: code run in this kernel changed what it is made of.\n"
+        f"  changed:  {_cut(shown, 400)}\n"
+        f"  fix:      {FIX_TAMPERING}.\n"
+        f"  why:      {why}.",
+        summary=f"the check's own code or data was changed: {_cut(shown, 120)}",
+        expected="the course's checks as they were imported",
+        observed=f"changed: {_cut(shown, 200)}",
+        where="restart the kernel and run the cells again",
+        why=why,
+    )
+
+
+def _refuse_reaching_in(key: str, namespace: Any, sources: list[str] | None) -> None:
+    """Raise `CheckTampered` when the learner's code reads or writes a check's internals."""
+    if sources is None:
+        sources = _guard.kernel_cells()
+        history = namespace.get("In") if type(namespace) is dict else None
+        if type(history) is list:
+            sources = sources + [s for s in history if type(s) is str]
+    if not sources:
+        return
+    findings = [f for f in _guard.scan(sources) if f.exercise in (None, key)]
+    if not findings:
+        return
+    lines = [f"  line {f.line}: `{shorten(f.code, 90)}` — {f.what}" for f in findings[:4]]
+    if len(findings) > 4:
+        lines.append(f"  … and {len(findings) - 4} more")
+    first = findings[0]
+    raise CheckTampered(
+        f"{key} — not yet: your code reads or changes the check's own internals, so the check does not "
+        "judge it.\n"
+        + "\n".join(lines)
+        + "\n  fix:      answers must come from your own code: take those lines out, restart the kernel "
+        "(Kernel → Restart Kernel…) and run the cells again.",
+        summary=f"your code reaches into the check: `{shorten(first.code, 60)}` ({first.what})",
+        expected="answers computed by your own code, using only what the lab's Setup cell imports",
+        observed=f"line {first.line}: {first.what}",
+        where="the lab's Setup cell: what it imports is what an exercise may use",
+        why="a verdict on the check's own internals says nothing about your code",
+    )
+
+
+# -- plain values -------------------------------------------------------------------------------------------
+_PLAIN = (str, int, float, bool, type(None), bytes)
+_CONTAINERS = (list, tuple, dict, set, frozenset)
+
+
+def _an(noun: str) -> str:
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
+
+
+def plain_problem(value: Any, kind: Any = None, _depth: int = 0) -> str | None:
+    """Why `value` is not a plain value of `kind`, or None when it is one.
+
+    Plain means built of `str`, `int`, `float`, `bool`, `None`, `bytes`, and `list`, `tuple`, `dict`,
+    `set`, `frozenset` of those, each of EXACTLY that type: a `str` subclass, an object whose `==`
+    says yes to everything, `True` where an `int` is asked for, are not plain. `kind` is a type
+    (`str`), a tuple of types, a generic alias (`list[str]`, `dict[str, int]`, `tuple[str, ...]`), or
+    None for any plain value. Reads `value` only through the builtins' own methods."""
+    import typing
+
+    if _depth > 20:
+        return "a value nested more than 20 levels deep"
+    actual = type(value)
+    name = getattr(actual, "__name__", "object")
+    origin, args = typing.get_origin(kind), typing.get_args(kind)
+    if kind is not None and origin is None:
+        kinds = kind if type(kind) is tuple else (kind,)
+        kinds = tuple(type(None) if k is None else k for k in kinds)
+        if actual not in kinds:
+            wanted = " or ".join(getattr(k, "__name__", str(k)) for k in kinds)
+            if actual is bool:
+                return f"{value!r} (a bool), not {_an(wanted)}"
+            if any(isinstance(value, k) for k in kinds if isinstance(k, type)):
+                return f"{_an(name)}, which only looks like {_an(wanted)}: write a plain {wanted}"
+            return f"{_an(name)}, not {_an(wanted)}"
+    elif origin is not None:
+        if actual is not origin:
+            return f"{_an(name)}, not {_an(origin.__name__)}"
+    if actual not in _PLAIN and actual not in _CONTAINERS:
+        return f"{_an(name)}, not a plain value (str, int, float, bool, None, list, tuple, dict, set)"
+    if actual in (list, tuple, set, frozenset):
+        items = list(actual.__iter__(value)) if actual is not list else list.copy(value)
+        for index, item in enumerate(items):
+            if origin is tuple and args and not (len(args) == 2 and args[1] is Ellipsis):
+                item_kind = args[index] if index < len(args) else object
+                if index >= len(args):
+                    return f"a tuple of {len(items)} items, not {len(args)}"
+            else:
+                item_kind = args[0] if args else None
+            problem = plain_problem(item, None if item_kind is object else item_kind, _depth + 1)
+            if problem:
+                return f"item {index}: {problem}"
+        if (
+            origin is tuple
+            and args
+            and not (len(args) == 2 and args[1] is Ellipsis)
+            and len(items) != len(args)
+        ):
+            return f"a tuple of {len(items)} items, not {len(args)}"
+    if actual is dict:
+        key_kind, value_kind = (args + (None, None))[:2] if args else (None, None)
+        for key, item in dict.items(value):
+            problem = plain_problem(key, key_kind, _depth + 1)
+            if problem:
+                return f"key {shorten(repr(key) if type(key) in _PLAIN else name, 40)}: {problem}"
+            problem = plain_problem(item, value_kind, _depth + 1)
+            if problem:
+                return f"the value of {shorten(repr(key), 40)}: {problem}"
+    return None
+
+
+def _rebuilt(value: Any) -> Any:
+    actual = type(value)
+    if actual in (list, tuple, set, frozenset):
+        items = list.copy(value) if actual is list else list(actual.__iter__(value))
+        return actual(_rebuilt(item) for item in items)
+    if actual is dict:
+        return {_rebuilt(k): _rebuilt(v) for k, v in dict.items(value)}
+    if actual is str:
+        return str.__str__(value)
+    return value  # int, float, bool, None, bytes: exact builtin types, immutable
+
+
+def plain(value: Any, kind: Any = None, *, name: str = "your value", key: str = "", where: str = "") -> Any:
+    """`value` rebuilt from builtins the check constructs itself, once `plain_problem` finds it plain;
+    else a `CheckFailed` naming what it is instead. Compare THIS, never the learner's object:
+
+        answer = plain(run_learner(fn, ...), list[str], name="`run_calls`' result", key="q1")
+    """
+    problem = plain_problem(value, kind)
+    if problem is None:
+        return _rebuilt(value)
+    wanted = getattr(kind, "__name__", None) or (str(kind) if kind is not None else "a plain value")
+    raise fail(
+        f"{name} is {problem}",
+        key=key,
+        expected=f"a plain {wanted}, built from Python's own types",
+        observed=problem,
+        why="the check compares plain values it rebuilds itself: a subclass or an object with its own "
+        "`==` could say it equals anything",
+        where=where or "the exercise's instructions: what it asks you to return",
+    )
 
 
 def solution_regions(source: str) -> list[tuple[str, str, list[str]]]:
@@ -846,22 +1102,33 @@ def solution_text(lab: str, key: str) -> str:
 
 __all__ = [
     "LIMIT",
+    "NAMES",
     "Case",
     "Cases",
     "CheckFailed",
+    "CheckStopped",
+    "CheckTampered",
     "Exercise",
     "LearnerHung",
     "LearnerRaised",
     "StillAStub",
     "bounded_output",
     "describe_exception",
+    "distinct",
     "fail",
     "is_stub",
+    "plain",
+    "plain_problem",
+    "record_failure",
+    "rng",
     "run_async",
+    "run_in_fresh_loop",
     "run_learner",
     "run_limited",
+    "scaled_limit",
     "section",
     "shorten",
+    "solution_namespace",
 ]
 
 
@@ -920,3 +1187,6 @@ def solution_namespace(number: str) -> dict:
         with contextlib.redirect_stdout(None):
             exec(compile(code, f"<{NAMES[number]}>", "exec"), namespace)  # noqa: S102 - our own notebook
     return namespace
+
+
+_guard.install()  # last: snapshot this module as imported, and every course module imported after it

@@ -1,5 +1,5 @@
-"""`python -m helpers.labs build | report [DIR] | reset N|all | restore N [BACKUP]` (the Makefile's
-labs targets)."""
+"""`python -m helpers.labs build | report [DIR] | reset N|all | restore N [BACKUP] | list` (the
+Makefile's labs targets)."""
 
 from __future__ import annotations
 
@@ -47,6 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     rep.add_argument("--csv", metavar="FILE", help="also write the results as CSV")
     res = sub.add_parser("reset", help="restore starters, keeping a backup of the learner's file")
     res.add_argument("number", help=f"a lab number ({', '.join(NAMES)}) or 'all'")
+    lst = sub.add_parser("list", help="the labs: number and notebook, one a line")
+    lst.add_argument("--numbers", action="store_true", help="only the numbers, on one line")
     rst = sub.add_parser("restore", help="put a backup from labs/backups/ back (the newest by default)")
     rst.add_argument("number", help=f"a lab number ({', '.join(NAMES)})")
     rst.add_argument("backup", nargs="?", help="a backup's file name or path (default: the newest)")
@@ -74,6 +76,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"wrote {write_json(results, Path(args.json))}")
         if args.csv:
             print(f"wrote {write_csv(results, Path(args.csv))}")
+        return 0
+    if args.command == "list":
+        here = [n for n, stem in NAMES.items() if (LABS / f"{stem}.ipynb").exists()]
+        if args.numbers:
+            print(" ".join(here))
+        else:
+            for number in here:
+                print(f"{number}  labs/{NAMES[number]}.ipynb")
         return 0
     if args.command == "restore":
         path, source, saved = restore(args.number, args.backup)

@@ -24,12 +24,16 @@ import contextlib
 import copy
 import csv
 import datetime as _dt
+import functools
+import hashlib
 import importlib
 import io
 import json
 import re
+import secrets
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
@@ -39,7 +43,7 @@ from typing import Any
 import nbformat
 
 from courseware.nbtools import KERNELSPEC, RAISES, normalize
-from helpers.labs import BEGIN, END, LABS, NAMES, SOLUTIONS, STARTER, shorten
+from helpers.labs import BEGIN, END, LABS, NAMES, ROOT, SOLUTIONS, STARTER, shorten
 
 SOLUTION_ONLY = "solution-only"
 SOLUTION_BANNER = "**Solution notebook.**"
@@ -120,9 +124,12 @@ def starter_text(stem: str) -> str:
 
 def stale_starters() -> list[str]:
     """The labs whose committed starter differs from what their solution generates."""
-    return [stem for stem in NAMES.values()
-            if not (LABS / f"{stem}.ipynb").exists()
-            or (LABS / f"{stem}.ipynb").read_text(encoding="utf-8") != starter_text(stem)]
+    return [
+        stem
+        for stem in NAMES.values()
+        if not (LABS / f"{stem}.ipynb").exists()
+        or (LABS / f"{stem}.ipynb").read_text(encoding="utf-8") != starter_text(stem)
+    ]
 
 
 def build(stems: Iterable[str] | None = None) -> list[Path]:
@@ -174,7 +181,7 @@ def grade_exercise(lab: str, key: str, namespace: Mapping[str, Any]) -> dict[str
     exercise = getattr(module, key)
     try:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            exercise.check(namespace)
+            exercise._check(namespace, sources=[])
         record = {"exercise": key, "status": "passed", "detail": ""}
     except core.CheckFailed as exc:
         record = {"exercise": key, "status": "not yet", "detail": _detail(exc)}
@@ -182,6 +189,137 @@ def grade_exercise(lab: str, key: str, namespace: Mapping[str, Any]) -> dict[str
         record = {"exercise": key, "status": "error", "detail": f"{type(exc).__name__}: {exc}"}
     print(GRADE_MARK + json.dumps(record, ensure_ascii=False))
     return record
+
+
+# -- a pristine copy of the checks, loaded before any of the notebook's cells --------------------------
+PRISTINE_CELL = (
+    "# toolnode-lab grading: the course's checks, loaded before any cell of the notebook\n"
+    "from helpers.labs.build import pristine_checks as _pristine_{token}\n"
+    "_pristine_{token}({lab!r}, {token!r}, {hashes}, globals())\n"
+    "del _pristine_{token}\n"
+)
+GRADE_CELL = "_grade_{token}({lab!r}, {key!r}, globals())\n"
+
+
+def course_files() -> dict[str, bytes]:
+    """Every Python file of the course's helpers (the checks and what they are built on), by path
+    relative to the repository: what a grading records before it runs a learner's notebook."""
+    return {
+        path.relative_to(ROOT).as_posix(): path.read_bytes()
+        for path in sorted((ROOT / "helpers").rglob("*.py"))
+        if "__pycache__" not in path.parts
+    }
+
+
+def file_hashes(files: Mapping[str, bytes]) -> dict[str, str]:
+    return {name: hashlib.sha256(data).hexdigest() for name, data in files.items()}
+
+
+def _course_modules() -> dict[str, Any]:
+    return {n: m for n, m in list(sys.modules.items()) if n == "helpers" or n.startswith("helpers.")}
+
+
+def pristine_checks(lab: str, token: str, hashes: Mapping[str, str], namespace: dict) -> None:
+    """Load lab `lab`'s checks afresh (in the grading kernel, before any cell of the learner's
+    notebook runs) and keep them where the notebook's imports do not reach: the notebook's own
+    `from helpers.labs.labNN import ...` gets copies of its own. Each module's file must have the hash
+    the grading process recorded (else every grade says so); bytecode is compiled anew from those
+    files. Puts the grader `_grade_<token>(lab, key, globals())` in `namespace`."""
+    saved = _course_modules()
+    for name in saved:
+        del sys.modules[name]
+    cache = tempfile.mkdtemp(prefix="toolnode-lab-pristine-")
+    old_prefix = sys.pycache_prefix
+    sys.pycache_prefix = cache  # no bytecode from disk: compiled from the files just hashed
+    meta_path = list(sys.meta_path)
+    problems: list[str] = []
+    try:
+        importlib.invalidate_caches()
+        importlib.import_module(f"helpers.labs.lab{lab}")
+        fresh_build = importlib.import_module("helpers.labs.build")
+    except Exception as exc:  # noqa: BLE001 - said in every grade of this notebook
+        problems.append(f"the course's checks could not be loaded: {type(exc).__name__}: {shorten(exc, 160)}")
+        fresh_build = None
+    finally:
+        sys.pycache_prefix = old_prefix
+        sys.meta_path[:] = meta_path  # the pristine guard's import hook stays out of the notebook's imports
+        shutil.rmtree(cache, ignore_errors=True)
+    pristine = _course_modules()
+    for name, module in pristine.items():
+        path = getattr(module, "__file__", None)
+        if not path:
+            continue
+        try:
+            relative = Path(path).resolve().relative_to(ROOT).as_posix()
+            digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        except (OSError, ValueError):
+            problems.append(f"{name}: its file could not be read")
+            continue
+        if hashes.get(relative) != digest:
+            problems.append(
+                f"{relative} is not the file the grading recorded (changed on disk since: restore it, "
+                "e.g. git checkout helpers/, and grade again)"
+            )
+    for name in pristine:
+        del sys.modules[name]
+    sys.modules.update(saved)
+    stdout = sys.stdout
+    if fresh_build is None:
+        namespace[f"_grade_{token}"] = functools.partial(_cannot_grade, problems, stdout)
+        return
+    namespace[f"_grade_{token}"] = fresh_build._grader(pristine, problems, stdout)
+
+
+def _cannot_grade(problems: list[str], stdout: Any, lab: str, key: str, namespace: Any) -> None:
+    record = {"exercise": key, "status": "error", "detail": "; ".join(problems)[:300]}
+    stdout.write(GRADE_MARK + json.dumps(record, ensure_ascii=False) + "\n")
+    stdout.flush()
+
+
+@contextlib.contextmanager
+def _modules(pristine: dict[str, Any]):
+    """`sys.modules` holds the pristine course modules inside the block (a check's own imports at
+    run time get them), the notebook's after."""
+    notebook = _course_modules()
+    for name in notebook:
+        sys.modules.pop(name, None)
+    sys.modules.update(pristine)
+    try:
+        yield
+    finally:
+        for name, module in _course_modules().items():
+            pristine.setdefault(name, module)  # imported during the check: fresh from disk, kept
+            sys.modules.pop(name, None)
+        sys.modules.update(notebook)
+
+
+def _grader(pristine: dict[str, Any], problems: list[str], stdout: Any) -> Any:
+    """The grading function the pristine copy of this module hands the kernel."""
+
+    def grade_one(lab: str, key: str, namespace: dict) -> dict[str, str]:
+        if problems:
+            record = {"exercise": key, "status": "error", "detail": "; ".join(problems)[:300]}
+        else:
+            with _modules(pristine):
+                core = pristine["helpers.labs"]
+                exercise = getattr(pristine[f"helpers.labs.lab{lab}"], key)
+                try:
+                    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                        exercise._check(namespace, sources=[])  # the report scans the notebook's cells
+                    record = {"exercise": key, "status": "passed", "detail": ""}
+                except core.CheckFailed as exc:
+                    record = {"exercise": key, "status": "not yet", "detail": _detail(exc)}
+                except BaseException as exc:  # noqa: BLE001 - a grade, whatever happened
+                    record = {
+                        "exercise": key,
+                        "status": "error",
+                        "detail": f"{type(exc).__name__}: {shorten(exc, 200)}",
+                    }
+        stdout.write(GRADE_MARK + json.dumps(record, ensure_ascii=False) + "\n")
+        stdout.flush()
+        return record
+
+    return grade_one
 
 
 def lab_of(path: Path) -> str | None:
@@ -192,18 +330,26 @@ def lab_of(path: Path) -> str | None:
     return None
 
 
-def grading_notebook(nb: nbformat.NotebookNode, lab: str) -> nbformat.NotebookNode:
-    """The learner's notebook without its check cells, then one course check cell per exercise."""
+def grading_notebook(
+    nb: nbformat.NotebookNode, lab: str, hashes: Mapping[str, str] | None = None
+) -> nbformat.NotebookNode:
+    """The learner's notebook without its check cells, after a cell that loads a pristine copy of
+    the course's checks (`pristine_checks`, given the course files' `hashes`), then one course check
+    cell per exercise, which grades with that copy."""
+    token = secrets.token_hex(8)
+    hashes = file_hashes(course_files()) if hashes is None else hashes
     graded = copy.deepcopy(nb)
     graded.cells = [c for c in graded.cells if not (c.cell_type == "code" and CHECK_CALL.search(c.source))]
     for cell in graded.cells:
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
             cell.metadata["grading"] = "learner"
+    literal = "{" + ", ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in sorted(hashes.items())) + "}"
+    first = nbformat.v4.new_code_cell(PRISTINE_CELL.format(token=token, lab=lab, hashes=literal))
+    first.metadata["grading"] = "pristine"
+    graded.cells.insert(0, first)
     for key in exercises(lab):
-        cell = nbformat.v4.new_code_cell(
-            f"from helpers.labs.build import grade_exercise as __grade\n__grade({lab!r}, {key!r}, globals())"
-        )
+        cell = nbformat.v4.new_code_cell(GRADE_CELL.format(token=token, lab=lab, key=key))
         cell.metadata["grading"] = key
         graded.cells.append(cell)
     return graded
@@ -212,9 +358,21 @@ def grading_notebook(nb: nbformat.NotebookNode, lab: str) -> nbformat.NotebookNo
 def grade(nb: nbformat.NotebookNode, name: str) -> list[Result]:
     """Per-exercise results read from an executed grading notebook's course check cells."""
     results: list[Result] = []
+    broken = ""
     for cell in nb.cells:
         key = cell.get("metadata", {}).get("grading")
+        if cell.cell_type == "code" and key == "pristine":
+            errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
+            if errors:
+                broken = (
+                    f"the course's checks could not be loaded: {errors[0].get('ename', '')}: "
+                    + str(errors[0].get("evalue", "")).strip()
+                )
+            continue
         if cell.cell_type != "code" or key in (None, "learner"):
+            continue
+        if broken:
+            results.append(Result(name, key, "error", broken))
             continue
         record = None
         for output in cell.get("outputs", []):
@@ -240,7 +398,7 @@ def grade(nb: nbformat.NotebookNode, name: str) -> list[Result]:
 def cell_timeout(cell: nbformat.NotebookNode) -> int:
     """Seconds `run_notebook` gives `cell`: `EXERCISE_TIMEOUT` for a grading cell, else `CELL_TIMEOUT`."""
     key = cell.get("metadata", {}).get("grading")
-    return EXERCISE_TIMEOUT if key not in (None, "learner") else CELL_TIMEOUT
+    return EXERCISE_TIMEOUT if key not in (None, "learner") else CELL_TIMEOUT  # "pristine" too: imports
 
 
 def run_notebook(path: Path, nb: nbformat.NotebookNode | None = None) -> nbformat.NotebookNode:
@@ -287,25 +445,73 @@ def lab_notebooks(folder: Path) -> list[Path]:
     return sorted(found)
 
 
-def grade_notebook(path: Path, name: str) -> list[Result]:
-    """Grade one learner's notebook: its own cells, then the course's check for each exercise."""
+def tampering(nb: nbformat.NotebookNode) -> list[Any]:
+    """The places in a notebook's own code cells (not its check cells) that read or write a check's
+    internals (`helpers.labs.guard.scan`), each with its 1-based cell number in the notebook."""
+    from helpers.labs import guard
+
+    numbered = [
+        (number, cell.source)
+        for number, cell in enumerate(nb.cells, 1)
+        if cell.cell_type == "code" and not CHECK_CALL.search(cell.source)
+    ]
+    findings = guard.scan(source for _, source in numbered)
+    return [(numbered[f.cell - 1][0], f) for f in findings]
+
+
+def _tampered(results: list[Result], found: list[Any]) -> list[Result]:
+    """Each exercise a finding concerns (all of them, unless it names one) graded `not yet`."""
+    out = []
+    for result in results:
+        mine = [(n, f) for n, f in found if f.exercise in (None, result.exercise)]
+        if not mine or result.exercise == "-":
+            out.append(result)
+            continue
+        number, first = mine[0]
+        detail = (
+            f"your cells reach into the check (cell {number}, line {first.line}: "
+            f"`{shorten(first.code, 60)}` — "
+            f"{first.what}); answers must come from your own code"
+        )
+        out.append(Result(result.notebook, result.exercise, "not yet", detail))
+    return out
+
+
+def changed_course_files(before: Mapping[str, bytes]) -> list[str]:
+    """The course files that differ from `before` (changed, deleted or added) — read only: a grading
+    never writes the course's files."""
+    now = course_files()
+    return sorted(name for name in set(before) | set(now) if before.get(name) != now.get(name))
+
+
+def grade_notebook(path: Path, name: str, files: Mapping[str, bytes] | None = None) -> list[Result]:
+    """Grade one learner's notebook: its own cells, then the course's check for each exercise, run
+    by a pristine copy of the checks loaded before the notebook's first cell from the course files
+    as `files` holds them (what `report` read when it started; default: now). Cells that reach into
+    the checks get a verdict naming them; when a file the checks load is no longer as in `files`
+    (a notebook's cells wrote it), the grades say so (`error`)."""
     lab = lab_of(Path(path))
     if lab is None:
         return [Result(name, "-", "error", "not a lab notebook (its name names no lab)")]
+    files = course_files() if files is None else files
     try:
-        nb = grading_notebook(nbformat.read(path, as_version=4), lab)
+        learner = nbformat.read(path, as_version=4)
+        nb = grading_notebook(learner, lab, file_hashes(files))
         executed = run_notebook(Path(path), nb)
     except Exception as exc:  # noqa: BLE001 - a file that is not a notebook, a kernel that died
         return [Result(name, "-", "error", f"{type(exc).__name__}: {shorten(exc, 120)}")]
-    return grade(executed, name)
+    # a file the checks load that is no longer as `files` holds it (a notebook graded earlier wrote it)
+    # makes the pristine cell refuse: its grades say which, for this notebook and every later one
+    return _tampered(grade(executed, name), tampering(learner))
 
 
 def report(folder: Path) -> list[Result]:
     results: list[Result] = []
     root = Path(folder)
+    files = course_files()  # the checks every notebook of this report is graded with
     for path in lab_notebooks(root):
         name = str(path.relative_to(root)) if root.is_dir() else path.name
-        results += grade_notebook(path, name)
+        results += grade_notebook(path, name, files)
     return results
 
 
@@ -386,12 +592,39 @@ def reset(number: str, *, now: _dt.datetime | None = None) -> tuple[Path, Path |
     """
     stem = NAMES[_number(number)]
     path = LABS / f"{stem}.ipynb"
-    fresh = starter_text(stem)
+    fresh = fresh_starter(stem)
     saved = None
     if path.exists() and path.read_text(encoding="utf-8") != fresh:
         saved = backup(path, now=now)
     path.write_text(fresh, encoding="utf-8")
     return path, saved
+
+
+def fresh_starter(stem: str) -> str:
+    """Lab `stem`'s starter as the course ships it: generated from its solution, or — in a copy
+    without `labs/solutions/` (a USB stick, a release without solutions) — the starter committed in
+    git. Raises `SystemExit` with one line saying what to do when there is neither."""
+    if (SOLUTIONS / f"{stem}.ipynb").exists():
+        return starter_text(stem)
+    try:
+        shown = subprocess.run(
+            ["git", "show", f"HEAD:labs/{stem}.ipynb"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            check=False,
+            timeout=30,
+        )
+    except (OSError, subprocess.SubprocessError):
+        shown = None
+    if shown is not None and shown.returncode == 0 and shown.stdout.strip():
+        return shown.stdout
+    raise SystemExit(
+        f"Cannot reset lab {stem[:2]} here: this copy has no labs/solutions/{stem}.ipynb and no git history "
+        f"to take the starter from — copy labs/{stem}.ipynb from the course's download (or its repository) "
+        "over yours; your file is unchanged."
+    )
 
 
 def restore(number: str, which: str | None = None) -> tuple[Path, Path, Path | None]:
@@ -416,8 +649,13 @@ def restore(number: str, which: str | None = None) -> tuple[Path, Path, Path | N
     path = LABS / f"{stem}.ipynb"
     saved = None
     current = path.read_text(encoding="utf-8") if path.exists() else None
-    if current is not None and current not in (source.read_text(encoding="utf-8"), starter_text(stem)):
-        saved = backup(path)
+    if current is not None and current != source.read_text(encoding="utf-8"):
+        try:
+            starter = fresh_starter(stem)
+        except SystemExit:
+            starter = None  # no starter to compare with: keep a backup of the replaced file
+        if current != starter:
+            saved = backup(path)
     shutil.copy2(source, path)
     return path, source, saved
 
