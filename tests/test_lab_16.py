@@ -7,6 +7,7 @@ case; a hang is cut; an exception in learner code is a verdict; only plain value
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 import threading
@@ -689,6 +690,25 @@ def test_lab16_a_system_exit_in_a_tool_body_is_a_verdict():
         return fetch_rows
 
     rejected(lab16.q3, {"make_fetch_rows": exits}, "the agent's run crashed", "SystemExit")
+
+
+def test_lab16_a_tool_that_hangs_in_the_agent_run_is_cut(monkeypatch):
+    monkeypatch.setattr(core, "LIMIT", 1.5)
+    release = threading.Event()
+
+    def waits(shop):
+        @tool(response_format="content_and_artifact")
+        async def fetch_rows(table: str):
+            """Fetch every row of a table."""
+            await asyncio.to_thread(release.wait, 3)
+            return "0 rows", []
+
+        return fetch_rows
+
+    try:
+        rejected(lab16.q3, {"make_fetch_rows": waits}, "did not finish", "did not return within 1.5 s")
+    finally:
+        release.set()
 
 
 def test_lab16_a_stub_says_so_once():

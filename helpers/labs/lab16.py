@@ -1098,6 +1098,14 @@ def _agent_run(tool: BaseTool, shop: Shop, scenario: dict) -> _Q3:
             why=why,
             key="q3",
         )
+    except LearnerHung as hung:
+        run.error = fail(
+            "the agent's run did not finish",
+            expected="every fetch_rows call answered at once (the shop answers without waiting)",
+            observed=" ".join(str(hung).split()),
+            where=NEXT_TURN,
+            key="q3",
+        )
     run.made = _log(shop)[mark:]
     return run
 
