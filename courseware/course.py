@@ -151,7 +151,7 @@ LESSONS: tuple[Lesson, ...] = (
         'create_agent and create_react_agent: one Send per tool call, what that changes',
     ),
     Lesson(
-        10, 'notebooks/10_mcp_tools.ipynb', 'MCP tools', None,
+        10, 'notebooks/10_mcp_tools.ipynb', 'MCP tools', 'labs/10_predict_mcp_results.ipynb',
         'a real local stdio MCP server → langchain-mcp-adapters → ToolNode; async-only; session cost',
     ),
     Lesson(
