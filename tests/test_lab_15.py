@@ -558,6 +558,12 @@ def points_exit(points: int, runtime: ToolRuntime[Caller]) -> str:
 
 
 @tool("audit")
+async def audit_generator_exit(event: str, runtime: ToolRuntime[Caller]) -> str:
+    "Record an event (raises GeneratorExit)."
+    raise GeneratorExit
+
+
+@tool("audit")
 async def audit_stub(event: str, runtime: ToolRuntime[Caller]) -> str:
     "Record an event."
     raise NotImplementedError("Await aput of the record.")
@@ -568,5 +574,6 @@ def test_lab15_a_hang_is_cut_and_an_exception_or_a_stub_is_a_verdict(monkeypatch
     start = time.monotonic()
     message = rejected(lab15.q1, {"save_note": note_hangs}, "did not return within 2 s", "not tried")
     assert time.monotonic() - start < 8, message
-    rejected(lab15.q2, {"add_points": points_exit}, "SystemExit")
+    rejected(lab15.q2, {"add_points": points_exit}, "SystemExit: 3", "points_exit")
+    rejected(lab15.q3, {"audit": audit_generator_exit}, "your tool raised GeneratorExit")
     rejected(lab15.q3, {"audit": audit_stub}, "still raises NotImplementedError")

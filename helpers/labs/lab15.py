@@ -71,7 +71,7 @@ TEXTS = (
     "has a dog", "speaks Spanish", "is vegetarian", "plays chess", "takes the train",
 )  # fmt: skip
 EVENTS = ("login", "export", "search", "download", "upload", "logout", "share", "print")
-IDLE = 0.1
+IDLE = 0.15
 """Seconds the check's store holds a call when no other call arrives (the wave is then complete)."""
 TRY_IDLE = 0.5
 """The same for `try_requests` in the notebook: longer, so its printed runs come out the same on a
@@ -268,9 +268,31 @@ class _Outcome:
     error: BaseException | None = None
 
 
+class _Escaped(Exception):
+    """A SystemExit or GeneratorExit raised by the learner's tool under `ainvoke`, carried as an ordinary
+    exception: raised in a task as it is, it would stop the event loop the requests share."""
+
+    def __init__(self, original: BaseException) -> None:
+        super().__init__(repr(original))
+        self.original = original
+
+
+async def _contain(request: Any, execute: Any) -> Any:
+    """The check's only interceptor (async, so `invoke` skips it): every call runs as it would, and a
+    SystemExit or GeneratorExit becomes the request's outcome instead of stopping the loop."""
+    try:
+        return await execute(request)
+    except (SystemExit, GeneratorExit) as exc:
+        raise _Escaped(exc) from exc
+
+
+def _failure(exc: BaseException) -> BaseException:
+    return exc.original if isinstance(exc, _Escaped) else exc
+
+
 def _graph(tool: Any, store: Any) -> Any:
     builder = StateGraph(MessagesState, context_schema=Caller)
-    builder.add_node("tools", ToolNode([tool]))
+    builder.add_node("tools", ToolNode([tool], awrap_tool_call=_contain))
     builder.add_edge(START, "tools")
     return builder.compile(store=store)
 
@@ -300,7 +322,7 @@ def _serve_threads(graph: Any, requests: tuple[_Request, ...], name: str) -> lis
         try:
             _collect(outcome, graph.invoke(_input(request, name), **_options(request)))
         except BaseException as exc:  # noqa: BLE001 - every learner failure becomes a verdict
-            outcome.error = exc
+            outcome.error = _failure(exc)
 
     threads = [threading.Thread(target=handle, args=(o,), daemon=True) for o in outcomes]
     for thread in threads:
@@ -329,7 +351,7 @@ async def _serve_loop(graph: Any, requests: tuple[_Request, ...], name: str) -> 
         except asyncio.CancelledError:
             raise
         except BaseException as exc:  # noqa: BLE001 - every learner failure becomes a verdict
-            outcome.error = exc
+            outcome.error = _failure(exc)
 
     await asyncio.gather(*(handle(o) for o in outcomes))
     return outcomes
@@ -437,10 +459,13 @@ def _error_verdict(outcome: _Outcome, what: str) -> CheckFailed:
             "an async-only tool cannot run under `invoke`: write it as `def`",
             section(LESSON, THREADS),
         )
+    observed = describe_exception(exc)
+    if isinstance(exc, SystemExit | GeneratorExit) and not observed.startswith("your code"):
+        observed = f"your tool raised {type(exc).__name__}" + (f": {exc}" if str(exc) else "")
     return fail(
         f"a request raised instead of answering its calls ({what})",
         expected="every call answered with a ToolMessage, the run finished",
-        observed=describe_exception(exc),
+        observed=observed,
         where=where,
         why=why,
     )
@@ -524,7 +549,10 @@ def _judge_notes(scenario: _Scenario, outcomes: list[_Outcome], store: _Store, p
                 observed=f"{said!r}",
                 where=section(LESSON, CONTEXT),
                 why="read the user from `runtime.context.user` inside the call: a value kept anywhere else "
-                "(a global, a ContextVar or threading.local set in the notebook) is not this request's",
+                "(a global, a ContextVar or threading.local set in the notebook) is not this request's"
+                if others or any(u in said for u in ("ann", "bob", "guest"))
+                else "return a str that names the caller, e.g. `f'saved for {user}'`, the user read from "
+                "`runtime.context.user`",
             )
     judge_items(scenario, store.items(), "notes", {"text": str}, lambda c: {"text": c.arg("text")})
 
@@ -534,6 +562,24 @@ def judge_items(
 ) -> None:
     """The store holds exactly one item per call: `(prefix, user)`, the call's id, its value."""
     wanted = {((prefix, c.user), c.id): value(c) for c in scenario.calls}
+    if not items:
+        raise fail(
+            "nothing was written to the store",
+            expected=f"{len(wanted)} items, one per call, under ({prefix!r}, user)",
+            observed="an empty store",
+            where=section(LESSON, STORE),
+            why="write through the run's store, `runtime.store` (an async tool awaits `runtime.store.aput`)",
+        )
+    odd = [(ns, k) for ns, k in items if type(k) is not str or any(type(part) is not str for part in ns)]
+    if odd:
+        ns, k = odd[0]
+        raise fail(
+            "namespaces and keys are plain strings",
+            expected="a tuple of str as the namespace, a str as the key",
+            observed=f"namespace parts {[type(p).__name__ for p in ns]}, key {type(k).__name__}",
+            where=section(LESSON, STORE),
+            why="use the str values themselves: `runtime.context.user` and `runtime.tool_call_id`",
+        )
     spaces = sorted({ns for ns, _ in items} - {ns for ns, _ in wanted}, key=str)
     if spaces:
         strays = [ns for ns in spaces if tuple(ns[:1]) != (prefix,) or len(ns) != 2]
