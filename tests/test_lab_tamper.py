@@ -122,6 +122,21 @@ def test_the_registered_checker_runs_even_without_verification(monkeypatch):
         rejected(lab01.q2, {"trip_report": wrong_trip})  # the real check, not the attribute
 
 
+def test_a_predict_and_check_questions_scenario_swapped_is_named(monkeypatch, enforced, capsys):
+    from helpers.labs.predict import PredictionLab
+
+    modules = [importlib.import_module(f"helpers.labs.lab{n}") for n in WRITTEN]
+    found = [(m, v) for m in modules for v in vars(m).values() if isinstance(v, PredictionLab)]
+    if not found:
+        pytest.skip("no predict-and-check lab written yet")
+    module, lab = found[0]
+    key, questions = next(iter(lab.groups.items()))
+    question = next(iter(questions.values()))
+    monkeypatch.setattr(question, "scenario", lambda: "anything")
+    exercise = getattr(module, key)
+    rejected(exercise, solution_namespace(module.__name__[-2:]), "cannot judge", "scenario")
+
+
 def test_verification_costs_under_50_ms_per_check(enforced):
     guard.changes(lab01.q1)  # first call takes the snapshots of modules imported before the guard
     start = time.perf_counter()
@@ -441,3 +456,36 @@ def test_list_names_the_labs_there_are(capsys):
 
 def test_check_tampered_is_a_check_failed():
     assert issubclass(CheckTampered, CheckFailed) and issubclass(CheckStopped, CheckFailed)
+
+
+# -- in a real kernel ------------------------------------------------------------------------------------------
+def test_in_a_kernel_the_check_reads_the_cells_it_ran_even_after_in_is_cleared():
+    """The setup cell; an object whose `__eq__` raises KeyboardInterrupt: the check stops with one
+    line. A cell that reads a private name of lab 05 and then clears IPython's `In`, a check: refused,
+    naming the line. A patch of the check's own class through `exec`: refused, naming it."""
+    from nbclient import NotebookClient
+
+    cells = [
+        "%xmode Minimal\nfrom helpers.labs.lab05 import CASES, q1, q2",
+        "from helpers.labs import Exercise\n"
+        "class Stop:\n    def __eq__(self, other):\n        raise KeyboardInterrupt\n"
+        "e = Exercise('01', 'q9', ('v',), lambda v: 'same' if v == 1 else 'other', ('a', 'b'))\n"
+        "e.check({'v': Stop()})",
+        "SHAPES = {}\nimport helpers.labs.lab05 as m\nsecret = m._contents\nIn.clear()",
+        "q1.check()",
+        "%reset_selective -f secret",
+        "exec('import helpers.labs as c; c.Cases.ok = lambda *a, **k: True')",
+        "q2.check({'CONTENTS': {}})",
+    ]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    NotebookClient(
+        nb, timeout=120, kernel_name="python3", allow_errors=True, resources={"metadata": {"path": str(LABS)}}
+    ).execute()
+    errors = {i: o for i, c in enumerate(nb.cells) for o in c.outputs if o.output_type == "error"}
+    assert errors[1].ename == "CheckStopped" and "check stopped: KeyboardInterrupt" in errors[1].evalue
+    shown = "\n".join(errors[1].traceback)
+    assert "Traceback" not in shown and len(errors[1].traceback) <= 2, errors[1].traceback
+    assert errors[3].ename == "CheckTampered", errors[3]
+    assert "secret = m._contents" in errors[3].evalue and "_contents" in errors[3].evalue
+    assert errors[6].ename == "CheckTampered" and "Cases.ok" in errors[6].evalue, errors[6]
+    assert "restart the kernel" in errors[6].evalue
