@@ -458,7 +458,7 @@ def test_check_tampered_is_a_check_failed():
     assert issubclass(CheckTampered, CheckFailed) and issubclass(CheckStopped, CheckFailed)
 
 
-# -- in a real kernel ------------------------------------------------------------------------------------------
+# -- in a real kernel ----------------------------------------------------------------------------------------
 def test_in_a_kernel_the_check_reads_the_cells_it_ran_even_after_in_is_cleared():
     """The setup cell; an object whose `__eq__` raises KeyboardInterrupt: the check stops with one
     line. A cell that reads a private name of lab 05 and then clears IPython's `In`, a check: refused,
