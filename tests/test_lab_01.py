@@ -558,6 +558,9 @@ class Same(str):
     def __ne__(self, other):
         return False
 
+    def __str__(self):  # `str(x)` gives the object itself back, not a plain copy
+        return self
+
     __hash__ = str.__hash__
 
 
