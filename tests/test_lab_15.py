@@ -16,7 +16,9 @@ from typing import Annotated
 
 from lab_checks import accepted, assert_verdicts, rejected, verdicts
 from langchain_core.tools import StructuredTool, tool
+from langgraph.config import get_store
 from langgraph.prebuilt import InjectedStore, ToolRuntime
+from langgraph.runtime import get_runtime
 from langgraph.store.base import BaseStore
 
 import helpers.labs as core
@@ -207,6 +209,16 @@ def note_global_for_a_helper(text: str, runtime: ToolRuntime[Caller]) -> str:
 
 
 @tool("save_note")
+def note_from_the_run(text: str, runtime: ToolRuntime[Caller]) -> str:
+    "Save a note (the store and the context read from the run around the call)."
+    store, context = get_store(), get_runtime(Caller).context
+    if store is None or context is None:
+        return "Error: no store or no context"
+    store.put(("notes", context.user), runtime.tool_call_id, {"text": text})
+    return f"saved for {context.user}"
+
+
+@tool("save_note")
 def note_returns_dict(text: str, runtime: ToolRuntime[Caller]) -> dict:
     "Save a note."
     if runtime.store is None or runtime.context is None:
@@ -242,6 +254,7 @@ def test_lab15_q1_accepts_correct_alternatives_and_names_each_wrong_answer():
         "InjectedStore": note_injected_store,
         "no context check": note_no_context_check,
         "a global for a helper": note_global_for_a_helper,
+        "get_store() and get_runtime()": note_from_the_run,
         "returns a dict": note_returns_dict,
         "another value": note_wrong_value,
     }
@@ -269,6 +282,10 @@ def test_lab15_q1_accepts_correct_alternatives_and_names_each_wrong_answer():
             "a global for a helper": (
                 "another user's namespace",
                 "overwritten by the calls running beside it",
+            ),
+            "get_store() and get_runtime()": (
+                "looked for a graph run",
+                "a direct call (a unit test) has none",
             ),
             "returns a dict": ("returns a str naming the caller", "dict"),
             "another value": ("holds something else", "{'note':"),

@@ -43,6 +43,7 @@ from helpers.labs import (
     Cases,
     CheckFailed,
     Exercise,
+    LearnerRaised,
     StillAStub,
     describe_exception,
     fail,
@@ -648,7 +649,21 @@ def case_notes_direct(tool: Any, scenario: _Scenario) -> None:
         state={"messages": []}, context=Caller(user=call.user), config={},
         stream_writer=lambda _: None, tool_call_id=call.id, store=store,
     )  # fmt: skip
-    result = run_learner(tool.invoke, {"text": call.arg("text"), "runtime": runtime}, name="save_note.invoke")
+    try:
+        result = run_learner(
+            tool.invoke, {"text": call.arg("text"), "runtime": runtime}, name="save_note.invoke"
+        )
+    except LearnerRaised as error:
+        if "__pregel_" not in str(error) and "outside of a runnable context" not in str(error):
+            raise
+        raise fail(
+            "called directly, the tool looked for a graph run",
+            expected="the tool works with the ToolRuntime it is handed",
+            observed=shorten(str(error), 200),
+            where=section(LESSON, FIELDS),
+            why="`get_store()`, `get_runtime()` and `get_config()` read the graph run around the call, and a "
+            "direct call (a unit test) has none: read `runtime.store` and `runtime.context`",
+        ) from None
     if not _plain_str(result) or call.user not in result:
         raise fail(
             "called directly with a ToolRuntime, the tool returns a str naming the caller",
