@@ -26,7 +26,7 @@ from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.types import Command
 
 from helpers.history import unanswered_tool_calls
-from helpers.labs import LABS, NAMES, CheckFailed, lab13, solution_namespace
+from helpers.labs import LABS, NAMES, CheckFailed, guard, lab13, rng, solution_namespace
 from helpers.labs import build as labs_build
 
 SOL = solution_namespace("13")
@@ -649,27 +649,21 @@ class Repairer:  # a class, another wording, the tool's name on each answer
         graph.update_state(config, update, as_node="tools")
 
 
-@pytest.mark.parametrize(
-    "repair",
-    [
-        SOL["repair"],
-        insert_where_missing,
-        Repairer("The tool step crashed; this call may or may not have run."),
-        Repairer("Unsure whether the charge was done or the message sent; check before retrying."),
-        Repairer("No answer recorded: the tool step stopped before it was done."),
-        Repairer("Error: the tool step died before this call was done."),
-    ],
-    ids=[
-        "solution",
-        "insert-where-missing",
-        "callable-object",
-        "unsure-whether",
-        "no-answer-recorded",
-        "step-died",
-    ],
-)
-def test_lab13_q3_accepts_every_repair_that_keeps_the_thread(repair, capsys):
-    accepted(lab13.q3, {"repair": repair}, capsys)
+Q3_RIGHT = {
+    "solution": SOL["repair"],
+    "insert-where-missing": insert_where_missing,
+    "callable-object": Repairer("The tool step crashed; this call may or may not have run."),
+    "unsure-whether": Repairer(
+        "Unsure whether the charge was done or the message sent; check before retrying."
+    ),
+    "no-answer-recorded": Repairer("No answer recorded: the tool step stopped before it was done."),
+    "step-died": Repairer("Error: the tool step died before this call was done."),
+}
+
+
+def test_lab13_q3_accepts_every_repair_that_keeps_the_thread(capsys):
+    accepted(lab13.q3, {"repair": SOL["repair"]}, capsys)  # through the exercise, as a learner runs it
+    assert_verdicts(verdicts(lab13.check_repair, Q3_RIGHT), {name: () for name in Q3_RIGHT})
 
 
 def appended(graph, config):  # error answers added at the end (lesson 13's first try)
@@ -1082,11 +1076,6 @@ def swaps_the_checkpointer(graph, config):  # a fresh, empty checkpointer: no th
     graph.checkpointer = InMemorySaver()
 
 
-def hides_the_rerun(graph, config):  # the recorder silenced, then "just run it again"
-    lab13._Effects.add = lambda self, value: None
-    resumes_first(graph, config)
-
-
 def resumes_only(graph, config):
     graph.invoke(None, config)
 
@@ -1138,17 +1127,6 @@ def as_the_model(graph, config):  # the lesson's rewrite, written as the model's
     graph.update_state(config, {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *fixed]}, as_node=node)
 
 
-ORIGINALS = (lab13._question, lab13.Cases.result, lab13._Effects.add)
-
-
-def patches(target, name):
-    def build_agent(model, tools, budget, checkpointer):
-        setattr(target, name, lambda *args, **kwargs: "all passed")
-        return create_agent(model, tools, checkpointer=checkpointer)
-
-    return build_agent
-
-
 @pytest.mark.parametrize(
     ("exercise", "namespace", "phrases", "absent"),
     [
@@ -1160,18 +1138,6 @@ def patches(target, name):
         ),
         (lab13.q1, {"build_agent": no_checkpointer("thread_limit")}, ["did not see the first"], []),
         (lab13.q1, {"build_agent": budget_minus_one}, ["not one less"], ["thread_limit"]),
-        (
-            lab13.q1,
-            {"build_agent": patches(lab13, "_question")},
-            ["own code was changed", "lab13._question"],
-            [],
-        ),
-        (
-            lab13.q1,
-            {"build_agent": patches(lab13.Cases, "result")},
-            ["own code was changed", "Cases.result"],
-            [],
-        ),
         (lab13.q2, q2(printed), ["no custom chunk at all", "`print` and the state never reach"], []),
         (lab13.q2, q2(reports_without_fetching), ["reported before its page was fetched"], []),
         (lab13.q2, q2(nothing_outside), ["✘ outside a graph", "did not fetch the pages"], []),
@@ -1184,7 +1150,6 @@ def patches(target, name):
             ["changed the graph or the provider", "checkpointer"],
             [],
         ),
-        (lab13.q3, {"repair": hides_the_rerun}, ["own code was changed", "Effects.add"], []),
         (lab13.q3, {"repair": resumes_only}, ["ran tools again", "invoke(None, config)"], []),
         (lab13.q3, {"repair": writes_the_checkpointer}, ["did not go through `update_state`"], []),
         (lab13.q3, {"repair": fresh_ids}, ["new ids"], []),
@@ -1205,8 +1170,6 @@ def patches(target, name):
         "no-checkpointer",
         "thread-limit-without-checkpointer",
         "budget-minus-one",
-        "patches-the-check",
-        "patches-cases",
         "progress-printed",
         "reports-without-fetching",
         "returns-nothing-outside",
@@ -1214,7 +1177,6 @@ def patches(target, name):
         "relaxes-the-endpoint",
         "replaces-graph-invoke",
         "swaps-the-checkpointer",
-        "silences-the-recorder",
         "resumes-only",
         "writes-the-checkpointer",
         "fresh-ids",
@@ -1226,13 +1188,6 @@ def test_lab13_rejects_later_attempts(exercise, namespace, phrases, absent):
     message = rejected(exercise, namespace, *phrases)
     for phrase in absent:
         assert phrase not in message, message
-    # whatever was changed was put back
-    assert (lab13._question, lab13.Cases.result, lab13._Effects.add) == ORIGINALS
-
-
-def test_lab13_a_check_after_a_patched_one_passes_again(capsys):
-    rejected(lab13.q1, {"build_agent": patches(lab13, "_question")}, "own code was changed")
-    accepted(lab13.q1, SOL, capsys)
 
 
 def test_lab13_slow_but_correct_answers_pass_within_the_limit(monkeypatch, capsys):
@@ -1243,23 +1198,6 @@ def test_lab13_slow_but_correct_answers_pass_within_the_limit(monkeypatch, capsy
         SOL["repair"](graph, config)
 
     accepted(lab13.q3, {"repair": slow_repair}, capsys)
-
-
-def test_lab13_code_replaced_from_a_cell_before_the_import_is_refused():
-    """`labs report` imports the checks again after the learner's cells ran: a method a cell replaced
-    then is what the check finds, so it is recognised by where its code was written."""
-    cell = "/tmp/ipykernel_12/7.py"
-    namespace: dict = {}
-    exec(compile("def add(self, value):\n    pass\n", cell, "exec"), namespace)  # noqa: S102 - a learner's cell
-    original = lab13.Ran.add
-    lab13.Ran.add = namespace["add"]
-    try:
-        lab13._take_guard()  # as after a reload
-        with pytest.raises(CheckFailed, match="own code was changed"):
-            lab13.check_budget(SOL["build_agent"])
-    finally:
-        lab13.Ran.add = original
-        lab13._take_guard()
 
 
 def test_lab13_progress_pages_are_all_different_so_the_broken_one_fails_where_it_is_drawn():
@@ -1283,14 +1221,14 @@ def test_lab13_q1_a_budget_keyed_on_the_lab_texts_tool_name_fails_every_draw():
 
 def test_lab13_every_draw_holds_every_hard_case():
     for seed in range(300):
-        budget = lab13._draw_budget(lab13._generator(seed))
+        budget = lab13._draw_budget(rng(seed))
         assert len(set(budget.names)) == 4 and "search" not in budget.names
         assert budget.never_stops >= 2 and budget.batch % 2 == 1 and 1 <= budget.stop_after < 6
-        crawl = lab13._draw_crawl(lab13._generator(seed))
+        crawl = lab13._draw_crawl(rng(seed))
         assert 3 <= len(crawl.pages) <= 5 and len(set(crawl.pages)) == len(crawl.pages)
         assert len(crawl.failing) == 4 and crawl.broken in (1, 2)  # pages before and after the broken one
         assert [len(graph) for graph in crawl.tokens] == [1, 2]
-        assert lab13._draw_repair(lab13._generator(seed)).kinds == tuple(kind for _, kind in lab13._KINDS)
+        assert lab13._draw_repair(rng(seed)).kinds == tuple(kind for _, kind in lab13._KINDS)
 
 
 def test_lab13_time_limits_grow_with_the_pages_drawn(monkeypatch, capsys):
@@ -1302,55 +1240,66 @@ def test_lab13_time_limits_grow_with_the_pages_drawn(monkeypatch, capsys):
         crawl = SOL["make_crawl_tool"](lambda url: (time.sleep(0.3), fetch(url))[1])
         return crawl
 
-    seed = next(s for s in range(100) if len(lab13._draw_crawl(lab13._generator(s)).pages) == 5)
+    seed = next(s for s in range(100) if len(lab13._draw_crawl(rng(s)).pages) == 5)
     assert 5 * 0.3 > lab13.LIMIT
     assert lab13.check_progress(slow, SOL["progress_events"], seed=seed)
 
 
-def rebinds(name, value, then):
-    """An answer that rebinds one of the check's constants, then answers with `then`."""
+def rebinds(target, name, value, then):
+    """An answer that rebinds one of the check's names (as a cell could), then answers with `then`."""
 
     def answer(*args):
-        setattr(lab13, name, value)
+        setattr(target, name, value)
         return then(*args)
 
     return answer
 
 
-@pytest.mark.parametrize(
-    ("exercise", "namespace", "name"),
-    [
-        (
-            lab13.q1,
-            {"build_agent": rebinds("SEARCH_STEMS", ("search",), SOL["build_agent"])},
-            "SEARCH_STEMS",
-        ),
-        (
-            lab13.q3,
-            {"repair": rebinds("_SUCCESS", re.compile("$^"), lambda g, c: Repairer("done")(g, c))},
-            "_SUCCESS",
-        ),
-        (lab13.q2, q2(progress_events=rebinds("ARRIVAL", 0.0, SOL["progress_events"])), "ARRIVAL"),
-        (lab13.q2, q2(rebinds("UNIT_SHARE", 100.0, SOL["make_crawl_tool"])), "UNIT_SHARE"),
-    ],
-    ids=["search-stems", "success-words", "arrival", "unit-share"],
-)
-def test_lab13_a_rebound_constant_is_named_and_put_back(exercise, namespace, name, capsys):
-    original = getattr(lab13, name)
-    rejected(exercise, namespace, "own code was changed", f"lab13.{name}")
-    assert getattr(lab13, name) is original
-    accepted(exercise, SOL, capsys)
+def faked_result(*args, **kwargs):
+    return "all passed"
 
 
-def test_lab13_a_constant_rebound_before_the_check_is_refused():
-    original = lab13.SEARCH_STEMS
-    lab13.SEARCH_STEMS = ("search",) * 5  # a cell run before the check
+TAMPERING = {
+    "search-stems": (
+        lab13.q1,
+        lab13,
+        "SEARCH_STEMS",
+        ("search",) * 5,
+        {"build_agent": keyed_on_the_lab_text},
+    ),
+    "success-words": (lab13.q3, lab13, "_SUCCESS", re.compile("$^"), {"repair": Repairer("done")}),
+    "arrival": (lab13.q2, lab13, "ARRIVAL", 0.0, q2(written_in_finally)),
+    "the-checks-question": (
+        lab13.q1,
+        lab13,
+        "_question",
+        faked_result,
+        {"build_agent": keyed_on_the_lab_text},
+    ),
+    "cases-result": (lab13.q2, lab13.Cases, "result", faked_result, q2(written_in_finally)),
+    "the-recorder": (lab13.q3, lab13._Effects, "add", faked_result, {"repair": resumes_first}),
+}
+
+
+@pytest.mark.parametrize("attack", TAMPERING, ids=list(TAMPERING))
+@pytest.mark.parametrize("when", ["before-the-check", "from-the-answer"])
+def test_lab13_a_wrong_answer_with_the_checks_code_or_constants_rebound_gets_no_pass(attack, when, capsys):
+    """Rebinding a constant, a function or a recorder of the check (SEARCH_STEMS, _SUCCESS, ARRIVAL, …)
+    makes the check refuse to judge, naming what was changed; put back, the next check judges again."""
+    exercise, target, name, value, namespace = TAMPERING[attack]
+    original = vars(target)[name]
+    key = next(iter(namespace))
+    if when == "before-the-check":
+        setattr(target, name, value)
+    else:
+        namespace = {**namespace, key: rebinds(target, name, value, namespace[key])}
     try:
-        with pytest.raises(CheckFailed, match="lab13.SEARCH_STEMS"):
-            lab13.check_budget(SOL["build_agent"])
-        assert lab13.SEARCH_STEMS is original
+        with guard.enforced():
+            rejected(exercise, namespace, "cannot judge", name)
     finally:
-        lab13.SEARCH_STEMS = original
+        setattr(target, name, original)
+    with guard.enforced():
+        accepted(exercise, SOL, capsys)
 
 
 def test_lab13_the_module_holds_no_state_and_hands_out_no_answer():

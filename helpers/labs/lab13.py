@@ -23,9 +23,10 @@ page's fetch waits, a bounded time, for the previous page's event); in q3 a loca
 endpoint (`ScriptedOpenAIEndpoint(check_history=True)`, reached by the real `ChatOpenAI` client,
 started per check and never reachable from this module) gives the verdict on the repaired history.
 What the learner's code returns is accepted only as plain builtins the check copies itself (no
-subclasses, no always-equal objects). Time limits grow with the work drawn (pages, budgets). A
-check also refuses a verdict obtained by rebinding its own code or constants (`_make_guard`), by
-replacing the graph's methods, or by writing the checkpointer directly.
+subclasses, no always-equal objects). Time limits grow with the work drawn (pages, budgets). Draws
+come from `helpers.labs.rng`; the module holds immutable constants only, and `helpers.labs` verifies
+them and the checks' code before every verdict. q3 also refuses a repair that replaces the graph's
+methods or parts, relaxes or calls the provider, or writes the checkpointer directly.
 """
 
 from __future__ import annotations
@@ -62,6 +63,9 @@ from helpers.labs import (
     LearnerRaised,
     distinct,
     fail,
+    plain,
+    plain_problem,
+    rng,
     run_learner,
     run_limited,
     section,
@@ -100,13 +104,6 @@ class NeverStopped(RuntimeError):
     """Raised by q1's model when the agent keeps asking it long after the budget was spent."""
 
 
-def _generator(seed: Any = None) -> random.Random:
-    """The check's own random generator for its draws: `helpers.labs.rng` (which no patch of `random`
-    reaches) where the framework has it, else a `random.Random` of the check's own."""
-    make = getattr(labs, "rng", None)
-    return make(seed) if callable(make) else random.Random(seed)
-
-
 def _limit(units: int = 0) -> float:
     """The time one run of learner code may take: the base limit, plus `UNIT_SHARE` of it for each
     unit of work drawn (a page, a budgeted call)."""
@@ -123,25 +120,15 @@ class _NotPlain(Exception):
         self.what = what
 
 
-_SCALARS = (str, int, float, bool, type(None))
+def _plain(value: Any) -> Any:
+    """A copy of `value` rebuilt from exact builtins (`helpers.labs.plain`); `_NotPlain` says why not.
 
-
-def _plain(value: Any, depth: int = 0) -> Any:
-    """A copy of `value` built from exact builtins (str, int, float, bool, None, list, tuple, dict).
-
-    Only `type(...)` is read, never a method of the learner's objects: a str subclass, an object
-    whose `__eq__` always says True, or a dict subclass raise `_NotPlain`."""
-    kind = type(value)
-    if kind in _SCALARS:
-        return value
-    if depth > 12:
-        raise _NotPlain("a value nested more than 12 levels deep")
-    if kind is list or kind is tuple:
-        return kind([_plain(item, depth + 1) for item in value])
-    if kind is dict:
-        return {_plain(k, depth + 1): _plain(v, depth + 1) for k, v in value.items()}
-    name = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
-    raise _NotPlain(f"a {name}")
+    Only `type(...)` and the builtins' own methods read it: a str subclass, an object whose `__eq__`
+    always says True, or a dict subclass are refused, never compared."""
+    problem = plain_problem(value)
+    if problem is not None:
+        raise _NotPlain(problem)
+    return plain(value)
 
 
 def _shown(value: Any, width: int = 200) -> str:
@@ -173,149 +160,6 @@ def _where(key: str) -> str:
         "q2": section(STREAMING, PROGRESS),
         "q3": section(RECOVERY, REPAIR),
     }[key]
-
-
-# == the check's own code and constants: nothing the learner's code changes in them counts =============
-_GUARDED_MODULES = (
-    "helpers.labs",
-    "helpers.labs.lab13",
-    "helpers.history",
-    "helpers.graphs",
-    "helpers.models",
-    "helpers.openai_endpoint",
-)
-"""Modules whose functions and classes the checks rely on: rebinding one of them (or a method of a
-class they define) during a check, or before it from a notebook cell, makes the check fail."""
-_UNGUARDED = frozenset({"LIMIT"})
-"""Module constants a test (or `labs report`) may set: the base time limit."""
-
-
-def _is_code(value: Any) -> bool:
-    return (
-        inspect.isfunction(value)
-        or inspect.isbuiltin(value)
-        or inspect.ismethod(value)
-        or isinstance(value, staticmethod | classmethod | property | type)
-    )
-
-
-def _is_constant(name: str, value: Any) -> bool:
-    """A module-level constant of this module: an immutable value the checks read."""
-    return (
-        not name.startswith("__")
-        and name not in _UNGUARDED
-        and type(value) in (str, int, float, bool, tuple, frozenset, re.Pattern)
-    )
-
-
-def _guard_targets() -> list[tuple[str, Any]]:
-    import importlib
-    import sys
-
-    from langgraph.checkpoint.memory import InMemorySaver as Saver
-    from langgraph.graph.state import CompiledStateGraph
-    from langgraph.prebuilt import ToolNode
-
-    targets: list[tuple[str, Any]] = []
-    for name in _GUARDED_MODULES:
-        module = sys.modules.get(name) or importlib.import_module(name)
-        targets.append((name, module))
-        for value in list(vars(module).values()):
-            if isinstance(value, type) and value.__module__ == name:
-                targets.append((f"{name}.{value.__qualname__}", value))
-    for cls in (Saver, CompiledStateGraph, ToolNode, StructuredTool):
-        for base in cls.__mro__[:-1]:
-            targets.append((f"{base.__module__}.{base.__qualname__}", base))
-    return targets
-
-
-def _reloaded(old: Any, new: Any) -> bool:
-    """True when `new` is `old` defined again by a reload of the course's module, not a replacement."""
-    from helpers.labs import _kind
-
-    if type(old) is not type(new) or getattr(old, "__qualname__", None) != getattr(new, "__qualname__", 0):
-        return False
-    if isinstance(new, type):
-        return new.__module__ == old.__module__
-    fn = new.fget if isinstance(new, property) else getattr(new, "__func__", new)
-    code = getattr(fn, "__code__", None)
-    return code is not None and _kind(code.co_filename) in {"course", "library", "python"}
-
-
-def _make_guard() -> tuple[Any, Any]:
-    """(take, verify): `take()` records the checks' code and this module's constants as they are now
-    (once, at import); `verify()` puts back whatever was rebound since and returns what it found, as
-    readable names. A constant bound again to an equal value of its type (a reload) is not a change."""
-    taken: list[tuple[str, Any, dict[str, Any]]] = []
-    constants: dict[str, Any] = {}
-    from helpers.labs import _CELL
-
-    def take() -> None:
-        import sys
-
-        taken.clear()
-        for label, owner in _guard_targets():
-            taken.append((label, owner, {k: v for k, v in vars(owner).items() if _is_code(v)}))
-        constants.clear()
-        constants.update({k: v for k, v in vars(sys.modules[__name__]).items() if _is_constant(k, v)})
-
-    def verify_constants() -> list[str]:
-        import sys
-
-        module, found = sys.modules[__name__], []
-        now = vars(module)
-        for name, value in constants.items():
-            new = now.get(name, found)
-            if type(new) is type(value) and new == value:
-                continue
-            found.append(f"{__name__}.{name}")
-            setattr(module, name, value)
-        return found
-
-    def verify() -> list[str]:
-        found = verify_constants()
-        for label, owner, code in taken:
-            now = vars(owner)
-            for name, value in list(code.items()):
-                if now.get(name) is not value:
-                    if name in now and _reloaded(value, now[name]):
-                        code[name] = now[name]  # the module was reloaded (`labs report` does): its new code
-                        continue
-                    found.append(f"{label}.{name}")
-                    setattr(owner, name, value)
-                    continue
-                fn = value.fget if isinstance(value, property) else getattr(value, "__func__", value)
-                filename = getattr(getattr(fn, "__code__", None), "co_filename", "")
-                if filename and _CELL.search(filename):  # replaced from a notebook cell before the import
-                    found.append(f"{label}.{name}")
-            added = [
-                k for k, v in list(now.items()) if k not in code and _is_code(v) and not isinstance(v, type)
-            ]
-            for name in added:  # a method shadowing a base class's, a name shadowing a builtin
-                found.append(f"{label}.{name}")
-                with contextlib.suppress(AttributeError, TypeError):
-                    delattr(owner, name)
-        return found
-
-    return take, verify
-
-
-_take_guard, _verify_guard = _make_guard()
-
-
-def _untouched(key: str, verify: Any) -> None:
-    """Raise one `CheckFailed` when the learner's code changed the check's own code or constants."""
-    found = verify()
-    if found:
-        raise fail(
-            "the check's own code was changed by your code",
-            key=key,
-            expected="your code to leave the course's checks, constants, recorders and endpoint as they are",
-            observed=f"replaced: {', '.join(sorted(set(found)))[:220]} (the check put back what it could)",
-            why="a check grades what your code does; a verdict obtained by rebinding the course's "
-            "functions or constants (monkeypatching) says nothing about it",
-            where=_where(key),
-        )
 
 
 # == q1: a budget that stops a model that never stops ==================================================
@@ -547,7 +391,7 @@ def _q1_ends_with_an_answer(messages: list[BaseMessage], answer: str | None) -> 
 def _q1_never_stops(build_agent: Any, d: _BudgetDraw) -> None:
     """A model that never stops, one call a turn: exactly the budget's calls run, then the run ends."""
     budget, name, ran = d.never_stops, d.names[0], Ran()
-    model, _ = greedy_model(name, 1, budget, _generator(d.seed))
+    model, _ = greedy_model(name, 1, budget, rng(d.seed))
     agent, thread = _agent(build_agent, model, [search_tool(name, ran)], budget)
     d.built.update(agent=agent, thread=thread, ran=ran)
     _question(agent, thread, ran, budget=budget, low=budget, high=budget, label="first question")
@@ -584,7 +428,7 @@ def _q1_second_question(build_agent: Any, d: _BudgetDraw) -> None:
 def _q1_budget_one(build_agent: Any, d: _BudgetDraw) -> None:
     """A budget of 1: one call runs."""
     name, ran = d.names[1], Ran()
-    model, _ = greedy_model(name, 1, 1, _generator(d.seed + 1))
+    model, _ = greedy_model(name, 1, 1, rng(d.seed + 1))
     agent, thread = _agent(build_agent, model, [search_tool(name, ran)], 1)
     _question(agent, thread, ran, budget=1, low=1, high=1, label="budget 1")
 
@@ -592,7 +436,7 @@ def _q1_budget_one(build_agent: Any, d: _BudgetDraw) -> None:
 def _q1_two_calls_a_turn(build_agent: Any, d: _BudgetDraw) -> None:
     """Two calls a turn and an odd budget: the last turn's second call is over budget and must not run."""
     budget, name, ran = d.batch, d.names[2], Ran()
-    model, _ = greedy_model(name, 2, budget, _generator(d.seed + 2))
+    model, _ = greedy_model(name, 2, budget, rng(d.seed + 2))
     agent, thread = _agent(build_agent, model, [search_tool(name, ran)], budget)
     _question(agent, thread, ran, budget=budget, low=budget - 1, high=budget, label="two calls a turn")
 
@@ -600,7 +444,7 @@ def _q1_two_calls_a_turn(build_agent: Any, d: _BudgetDraw) -> None:
 def _q1_answers_by_itself(build_agent: Any, d: _BudgetDraw) -> None:
     """A model that answers after `stop_after` calls, within a budget of 6: its answer ends the run."""
     budget, name, ran = 6, d.names[3], Ran()
-    model, answer = greedy_model(name, 1, budget, _generator(d.seed + 3), stop_after=d.stop_after)
+    model, answer = greedy_model(name, 1, budget, rng(d.seed + 3), stop_after=d.stop_after)
     agent, thread = _agent(build_agent, model, [search_tool(name, ran)], budget)
     _question(
         agent,
@@ -634,9 +478,7 @@ def _is_function(key: str, name: str, value: Any, shape: str, where: str) -> Non
         )
 
 
-def check_budget(
-    build_agent: Any, *, seed: int | None = None, _verify: Any = _verify_guard, _report: Any = _untouched
-) -> str:
+def check_budget(build_agent: Any, *, seed: int | None = None) -> str:
     key, where = "q1", section(STREAMING, BUDGET)
     shape = "def build_agent(model, tools, budget, checkpointer): ... return create_agent(...)"
     _is_function(key, "build_agent", build_agent, shape, where)
@@ -652,11 +494,9 @@ def check_budget(
         ) from None
     except ValueError:
         pass
-    _report(key, _verify)
-    draw, cases = _draw_budget(_generator(seed)), Cases(key)
+    draw, cases = _draw_budget(rng(seed)), Cases(key)
     for label, case in _Q1_CASES:
         cases.run(label, lambda case=case: case(build_agent, draw))
-    _report(key, _verify)
     return cases.result(
         "a model that never stops is stopped after its budget, per question, with every call answered "
         "and the run returning normally."
@@ -1144,8 +984,6 @@ def check_progress(
     progress_events: Any,
     *,
     seed: int | None = None,
-    _verify: Any = _verify_guard,
-    _report: Any = _untouched,
 ) -> str:
     key, where = "q2", section(STREAMING, PROGRESS)
     _is_function(
@@ -1158,11 +996,9 @@ def check_progress(
         "def progress_events(graph, inputs): ... return [chunks]",
         where,
     )
-    _report(key, _verify)
-    draw, cases, answer = _draw_crawl(_generator(seed)), Cases(key), (make_crawl_tool, progress_events)
+    draw, cases, answer = _draw_crawl(rng(seed)), Cases(key), (make_crawl_tool, progress_events)
     for label, case in _Q2_CASES:
         cases.run(label, lambda case=case: case(answer, draw))
-    _report(key, _verify)
     return cases.result(
         "progress streamed page by page as each page is fetched (also up to a failure), the tool usable "
         "outside a graph, and the custom chunks read back in order."
@@ -1363,18 +1199,18 @@ def _crash(d: _RepairDraw, index: int, wire: _Wire) -> _Thread:
     from langchain.agents import create_agent
 
     kind, amount, user = d.kinds[index], d.amounts[index], d.users[index]
-    rng = _generator(d.seed + index)
+    draw = rng(d.seed + index)
 
     def turn() -> AIMessage:
         calls = [
-            {"name": "charge", "args": {"amount": amount}, "id": f"call_{rng.getrandbits(40):010x}"},
-            {"name": "notify", "args": {"user": user}, "id": f"call_{rng.getrandbits(40):010x}"},
+            {"name": "charge", "args": {"amount": amount}, "id": f"call_{draw.getrandbits(40):010x}"},
+            {"name": "notify", "args": {"user": user}, "id": f"call_{draw.getrandbits(40):010x}"},
         ]
-        rng.shuffle(calls)
+        draw.shuffle(calls)
         return AIMessage("", tool_calls=[{**c, "type": "tool_call"} for c in calls])
 
     crashed = [turn() for _ in range(2 if kind == "crashed twice" else 1)]
-    replies = [f"reply-{rng.getrandbits(24):06x}" for _ in range(5)]
+    replies = [f"reply-{draw.getrandbits(24):06x}" for _ in range(5)]
     wire.turns[:] = [*crashed, *replies]
     wire.endpoint.reset()
     effects = _Effects()
@@ -1766,9 +1602,7 @@ def _repair_case(repair: Any, d: _RepairDraw, index: int, wire: _Wire) -> None:
         check(t)
 
 
-def check_repair(
-    repair: Any, *, seed: int | None = None, _verify: Any = _verify_guard, _report: Any = _untouched
-) -> str:
+def check_repair(repair: Any, *, seed: int | None = None) -> str:
     key = "q3"
     _is_function(
         key,
@@ -1777,14 +1611,12 @@ def check_repair(
         "def repair(graph, config): ... graph.update_state(config, ..., as_node='tools')",
         section(RECOVERY, REPAIR),
     )
-    _report(key, _verify)
-    draw, cases, wire = _draw_repair(_generator(seed)), Cases(key), _Wire()
+    draw, cases, wire = _draw_repair(rng(seed)), Cases(key), _Wire()
     try:
         for index, (label, _) in enumerate(_KINDS):
             cases.run(label, lambda index=index: _repair_case(repair, draw, index, wire))
     finally:
         wire.close()
-    _report(key, _verify)
     return cases.result(
         "every crashed thread accepted by the provider again — history kept, existing answers kept, error "
         "answers for the rest, no tool run twice — and a healthy thread left alone."
@@ -1808,5 +1640,3 @@ q3 = Exercise(
 )
 
 __all__ = ["Fetcher", "Ran", "greedy_model", "q1", "q2", "q3", "search_tool"]
-
-_take_guard()
