@@ -82,8 +82,10 @@ def _named(name: str, answer: str) -> Any:
 
 
 def _in_flight(n: int, path: str, kind: str, limit: int | None) -> int:
-    """The most calls of `n` in flight at once: each waits until all `n` wait together (or 0.3 s)."""
-    recorder, gate = CallRecorder(), Rendezvous(n, timeout=0.3)
+    """The most calls of `n` in flight at once. Each waits at a gate until `limit` calls (under `invoke`,
+    whose pool it sizes) or all `n` (under `ainvoke`) wait together, so overlap is shown by events."""
+    parties = limit if path == "invoke" and limit else n
+    recorder, gate = CallRecorder(), Rendezvous(parties, timeout=1.0)
     tools = make_timed_tools(n, DELAY, kind=kind, recorder=recorder, gate=gate)
     node, batch = ToolNode(tools), [tool_calls_message(tools)]
     config = {"max_concurrency": limit} if limit else None
