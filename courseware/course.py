@@ -125,7 +125,8 @@ LESSONS: tuple[Lesson, ...] = (
         'max_concurrency, handle_tool_errors',
     ),
     Lesson(
-        4, 'notebooks/04_tools_condition_loop.ipynb', 'The tools_condition loop', 'labs/04_predict_the_route.ipynb',
+        4, 'notebooks/04_tools_condition_loop.ipynb', 'The tools_condition loop',
+        'labs/04_predict_the_route.ipynb',
         'llm → tools → llm, routing, streaming, the real wire format via ChatOpenAI, '
         'switching to a real model',
     ),
@@ -185,7 +186,8 @@ LESSONS: tuple[Lesson, ...] = (
         'contextvars and thread-locals in the pool; shared state under concurrent calls',
     ),
     Lesson(
-        16, 'notebooks/16_tool_definitions.ipynb', "How a tool's definition changes its run", 'labs/16_definitions_that_agree.ipynb',
+        16, 'notebooks/16_tool_definitions.ipynb', "How a tool's definition changes its run",
+        'labs/16_definitions_that_agree.ipynb',
         'args_schema defaults and coercion, parse_docstring, duplicate names, content_and_artifact, '
         'callbacks in order under parallel calls',
     ),
