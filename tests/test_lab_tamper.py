@@ -214,6 +214,23 @@ def test_code_that_reads_or_writes_check_internals_is_refused(cells, phrases):
     assert "answers must come from your own code" in message
 
 
+def test_a_predict_and_check_labs_questions_are_not_readable_from_the_notebook():
+    from helpers.labs.predict import PredictionLab
+
+    for number in WRITTEN:
+        module = importlib.import_module(f"helpers.labs.lab{number}")
+        exported = [
+            n for n in getattr(module, "__all__", ()) if isinstance(getattr(module, n), PredictionLab)
+        ]
+        for name in exported:
+            cells = [
+                f"from helpers.labs.lab{number} import {name}\n{name}.show('q1')",
+                f"answer = {name}.groups['q1']",
+            ]
+            found = guard.scan(cells)
+            assert [f.what for f in found] == [f"your code reads `{name}.groups`, the check's own field"]
+
+
 def test_a_finding_about_another_exercise_does_not_block_this_one(capsys):
     namespace = {**solution_namespace("05"), "In": history("q2.checker = lambda *a: 'ok'")}
     accepted(lab05.q1, namespace, capsys)

@@ -756,6 +756,9 @@ class Exercise:
     checker: Callable[..., str]
     hints: tuple[str, ...]
     passed: bool = field(default=False, init=False)
+    __lab_api__ = (
+        _guard.EXERCISE_API
+    )  # what a notebook may use of it (`q1.check()`, ...); the scan refuses the rest
 
     def __post_init__(self) -> None:
         # the fields as created: the check runs these, whatever the attributes say later

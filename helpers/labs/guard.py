@@ -869,10 +869,14 @@ class _Scan(ast.NodeVisitor):
             self.add(node, f"`{label}` is not one of {_short(module)}'s public names")
             return
         target = getattr(sys.modules.get(module), name, None)
-        if type(target).__name__ == "Exercise" and len(rest) > 1:
-            if rest[1] not in EXERCISE_API or write:
+        api = _api(target)
+        if api is not None and len(rest) > 1:
+            if rest[1] not in api or write:
                 how = "changes" if write else "reads"
-                self.add(node, f"your code {how} `{name}.{rest[1]}`, the check's own field", exercise=name)
+                exercise = name if type(target).__name__ == "Exercise" else None
+                self.add(
+                    node, f"your code {how} `{name}.{rest[1]}`, the check's own field", exercise=exercise
+                )
             return
         if write:
             self.add(
@@ -919,6 +923,19 @@ class _Scan(ast.NodeVisitor):
             if name != "import_module" or self.aliases.get(name, "").startswith("importlib"):
                 self.add(node, f"`{name}(...)` re-runs or fetches a module behind the notebook's imports")
         self.generic_visit(node)
+
+
+def _api(target: Any) -> frozenset[str] | None:
+    """What a notebook may use of a course object it is handed: its class's `__lab_api__` (an
+    exercise: `check`, `hint`, `solution`, ...; a predict-and-check lab: `show`, `starter`), or None
+    for an object with no such list (a tool, a recorder: the learner's to use)."""
+    kind = type(target)
+    if not _is_course_type(kind):
+        return None
+    api = getattr(kind, "__lab_api__", None)
+    if kind.__name__ == "Exercise" and api is None:
+        return EXERCISE_API
+    return frozenset(api) if api is not None else None
 
 
 def _aliases(trees: Iterable[ast.Module | None]) -> dict[str, str]:

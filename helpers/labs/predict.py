@@ -72,6 +72,10 @@ class PredictionLab:
             question may name another with `lesson=`.
     """
 
+    __lab_api__ = frozenset({"show", "starter", "lab", "lesson", "where_taught"})
+    """What a notebook may use of it (`lab.show("q1")`): its questions' scenarios are the answers, so
+    a notebook that reads `lab.groups` is refused (`helpers.labs.guard.scan`)."""
+
     def __init__(self, lab: str, lesson: str) -> None:
         self.lab = lab
         self.lesson = lesson
