@@ -307,6 +307,12 @@ def _grader(pristine: dict[str, Any], problems: list[str], stdout: Any) -> Any:
                     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
                         exercise._check(namespace, sources=[])  # the report scans the notebook's cells
                     record = {"exercise": key, "status": "passed", "detail": ""}
+                except core.CheckStopped:
+                    detail = (
+                        f"the check was stopped (KeyboardInterrupt: it took longer than {EXERCISE_TIMEOUT} s "
+                        "and was interrupted, or the notebook's code raised it)"
+                    )
+                    record = {"exercise": key, "status": "error", "detail": detail}
                 except core.CheckFailed as exc:
                     record = {"exercise": key, "status": "not yet", "detail": _detail(exc)}
                 except BaseException as exc:  # noqa: BLE001 - a grade, whatever happened

@@ -246,7 +246,7 @@ class _Walker:
         course = _is_course_type(kind)
         if kind.__module__ == "builtins":
             return
-        for base in kind.__mro__[1:-1] if not course else kind.__mro__[1:-1]:
+        for base in kind.__mro__[1:-1]:  # the methods it inherits: a patch of a base reaches it too
             if id(base) not in self.seen and base.__module__ != "builtins":
                 self.seen.add(id(base))
                 self.cls(base, f"{base.__module__.rsplit('.', 1)[-1]}.{base.__qualname__}", depth + 1)
