@@ -549,10 +549,36 @@ def reraise_unless_connection(tools):  # correct: every exception caught, all bu
     return ToolNode(tools, wrap_tool_call=wrap, awrap_tool_call=awrap)
 
 
+class PolicyNode(ToolNode):
+    """Correct: a ToolNode subclass carrying its retry as methods."""
+
+    def __init__(self, tools):
+        super().__init__(tools, wrap_tool_call=self.retry, awrap_tool_call=self.aretry)
+
+    def retry(self, request, execute):
+        try:
+            return execute(request)
+        except ConnectionError:
+            try:
+                return execute(request)
+            except ConnectionError:
+                return _unavailable(request)
+
+    async def aretry(self, request, execute):
+        try:
+            return await execute(request)
+        except ConnectionError:
+            try:
+                return await execute(request)
+            except ConnectionError:
+                return _unavailable(request)
+
+
 def test_lab03_answers_keyed_on_names_made_up_or_exiting_are_refused_on_every_run():
     answers = {
         "the solution": solution_namespace("03")["build_node"],
         "keyed on the tools given": keyed_on_the_tools_given,
+        "a ToolNode subclass": PolicyNode,
         "every exception caught, the others re-raised": reraise_unless_connection,
         "keyed on three named services": keyed_on_three_services,
         "keyed on every name the notebook shows": keyed_on_every_shown_name,
@@ -563,6 +589,7 @@ def test_lab03_answers_keyed_on_names_made_up_or_exiting_are_refused_on_every_ru
     expected = {
         "the solution": (),
         "keyed on the tools given": (),
+        "a ToolNode subclass": (),
         "every exception caught, the others re-raised": (),
         "keyed on three named services": (
             "ran once and its ConnectionError stopped the run",

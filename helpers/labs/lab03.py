@@ -686,7 +686,7 @@ def _try_case(
     except CheckFailed as error:
         cases.failure(name, error)
         return False
-    if type(node) is not ToolNode:
+    if not isinstance(node, ToolNode):
         cases.bad(
             name,
             expected="build_node(tools) returns ToolNode(tools, ...)",
