@@ -10,6 +10,7 @@ The answers run concurrently (their checks mostly wait), so the whole set stays 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import threading
 import time
 from typing import Annotated
@@ -421,6 +422,9 @@ def test_lab15_q2_accepts_correct_alternatives_and_names_each_wrong_answer():
 
 
 # -- q3: audit -----------------------------------------------------------------------------------------
+WEB_LAYER = {"REQUEST_ID": REQUEST_ID, "request_local": request_local}
+
+
 @tool("audit")
 async def audit_id_first(event: str, runtime: ToolRuntime[Caller]) -> str:
     "Record an event."
@@ -543,7 +547,7 @@ def test_lab15_q3_accepts_correct_alternatives_and_names_each_wrong_answer():
         "user from configurable": audit_user_from_configurable,
     }
     assert_verdicts(
-        verdicts(lambda answer: lab15.q3.run({"audit": answer}), answers),
+        verdicts(lambda answer: lab15.q3.run({"audit": answer, **WEB_LAYER}), answers),
         {
             "solution": (),
             "request id read first": (),
@@ -592,5 +596,34 @@ def test_lab15_a_hang_is_cut_and_an_exception_or_a_stub_is_a_verdict(monkeypatch
     message = rejected(lab15.q1, {"save_note": note_hangs}, "did not return within 2 s", "not tried")
     assert time.monotonic() - start < 8, message
     rejected(lab15.q2, {"add_points": points_exit}, "SystemExit: 3", "points_exit")
-    rejected(lab15.q3, {"audit": audit_generator_exit}, "your tool raised GeneratorExit")
-    rejected(lab15.q3, {"audit": audit_stub}, "still raises NotImplementedError")
+    rejected(lab15.q3, {"audit": audit_generator_exit, **WEB_LAYER}, "your tool raised GeneratorExit")
+    rejected(lab15.q3, {"audit": audit_stub, **WEB_LAYER}, "still raises NotImplementedError")
+
+
+# -- a grading kernel: the checks loaded apart from the notebook's own imports ----------------------------
+NOTEBOOKS_REQUEST_ID = contextvars.ContextVar("REQUEST_ID", default="<no request>")
+NOTEBOOKS_LOCAL = threading.local()
+
+
+@tool("audit")
+async def audit_notebooks_copy(event: str, runtime: ToolRuntime[Caller]) -> str:
+    "Record an event (reading the notebook's own copy of REQUEST_ID)."
+    record = {"event": event, "request": NOTEBOOKS_REQUEST_ID.get()}
+    await runtime.store.aput(("audit", runtime.context.user), runtime.tool_call_id, record)
+    return "logged"
+
+
+@tool("audit")
+async def audit_notebooks_local(event: str, runtime: ToolRuntime[Caller]) -> str:
+    "Record an event (reading the notebook's own copy of request_local)."
+    record = {"event": event, "request": NOTEBOOKS_LOCAL.id}
+    await runtime.store.aput(("audit", runtime.context.user), runtime.tool_call_id, record)
+    return "logged"
+
+
+def test_lab15_q3_sets_the_notebooks_own_request_id_as_a_grading_kernel_loads_another_copy(capsys):
+    copies = {"REQUEST_ID": NOTEBOOKS_REQUEST_ID, "request_local": NOTEBOOKS_LOCAL}
+    accepted(lab15.q3, {"audit": audit_notebooks_copy, **copies}, capsys)
+    rejected(lab15.q3, {"audit": audit_notebooks_local, **copies}, "another request's id", "request_local")
+    rebound = {"audit": audit_notebooks_copy, "REQUEST_ID": "req-1", "request_local": NOTEBOOKS_LOCAL}
+    rejected(lab15.q3, rebound, "not the web layer's ContextVar", "do not rebind")

@@ -333,16 +333,23 @@ def _serve_threads(graph: Any, requests: tuple[_Request, ...], name: str) -> lis
     return outcomes
 
 
-async def _serve_loop(graph: Any, requests: tuple[_Request, ...], name: str) -> list[_Outcome]:
+async def _serve_loop(
+    graph: Any, requests: tuple[_Request, ...], name: str, channels: tuple = ()
+) -> list[_Outcome]:
     """The web layer under `ainvoke`: one task per request on one event loop, all at once. Every
-    request sets its request id before any of them calls the graph (as concurrent requests do)."""
+    request sets its request id before any of them calls the graph (as concurrent requests do), in
+    `REQUEST_ID` and `request_local`, and in the notebook's own copies of them (`channels`: a grading
+    kernel loads the checks apart from the notebook's imports)."""
     outcomes = [_Outcome(r) for r in requests]
     ready, arrived = asyncio.Event(), [0]
 
     async def handle(outcome: _Outcome) -> None:
         request = outcome.request
-        REQUEST_ID.set(request.request_id)
-        request_local.id = request.request_id
+        for channel in (REQUEST_ID, request_local, *channels):
+            if type(channel) is contextvars.ContextVar:
+                channel.set(request.request_id)
+            else:
+                channel.id = request.request_id
         arrived[0] += 1
         if arrived[0] == len(outcomes):
             ready.set()
@@ -888,10 +895,10 @@ def _request_of(scenario: _Scenario) -> dict[str, str]:
     return {c.id: r.request_id for r in scenario.requests for c in r.calls}
 
 
-def case_audit_at_once(tool: Any, scenario: _Scenario) -> None:
+def case_audit_at_once(tool: Any, scenario: _Scenario, channels: tuple) -> None:
     async def serve() -> tuple[list[_Outcome], _AsyncStore]:
         store = _AsyncStore()
-        return await _serve_loop(_graph(tool, store), scenario.requests, tool.name), store
+        return await _serve_loop(_graph(tool, store), scenario.requests, tool.name, channels), store
 
     outcomes, store = run_learner(serve, name="audit (requests at once, ainvoke)")
     _first_error(outcomes, f"{len(scenario.requests)} requests at once under `ainvoke`")
@@ -928,16 +935,38 @@ def case_audit_at_once(tool: Any, scenario: _Scenario) -> None:
     )  # fmt: skip
 
 
-def check_audit(audit: Any) -> str:
+def case_channels(request_id: Any, local: Any) -> tuple:
+    """The notebook's `REQUEST_ID` and `request_local`, which the web layer sets too: exactly a
+    ContextVar named REQUEST_ID and a threading.local, else the setup cell's import was changed."""
+    if type(request_id) is not contextvars.ContextVar or request_id.name != "REQUEST_ID":
+        raise fail(
+            "`REQUEST_ID` is not the web layer's ContextVar any more",
+            expected="`REQUEST_ID` as the setup cell imports it (a ContextVar the web layer sets)",
+            observed=f"a {type(request_id).__name__}",
+            where=section(LESSON, THREADS),
+            why="run the setup cell again, and do not rebind `REQUEST_ID`: read it with `REQUEST_ID.get()`",
+        )
+    if type(local) is not threading.local:
+        raise fail(
+            "`request_local` is not the web layer's threading.local any more",
+            expected="`request_local` as the setup cell imports it",
+            observed=f"a {type(local).__name__}",
+            where=section(LESSON, THREADS),
+        )
+    return tuple(c for c in (request_id, local) if c is not REQUEST_ID and c is not request_local)
+
+
+def check_audit(audit: Any, request_id: Any, local: Any) -> str:
     scenario = draw_audit(rng())
     cases = Cases("q3")
     with cases.case("an async tool the model calls with `event` only"):
         case_is_a_tool(audit, "audit", {"event"}, coroutine=True)
+        channels = case_channels(request_id, local)
     if cases.failed:
         return cases.result("")
     cases.run(
         "4 requests of 3 users at once on one event loop (one user twice), an async store",
-        lambda: case_audit_at_once(audit, scenario),
+        lambda: case_audit_at_once(audit, scenario, channels),
     )
     return cases.result(
         "all 2 cases passed: each record under its caller and call id, tagged with its own request, "
@@ -948,7 +977,7 @@ def check_audit(audit: Any) -> str:
 q3 = Exercise(
     "15",
     "q3",
-    ("audit",),
+    ("audit", "REQUEST_ID", "request_local"),
     check_audit,
     (
         "Two values, two sources: who is calling comes from `runtime.context`, the request id from the "
