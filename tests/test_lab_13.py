@@ -9,6 +9,7 @@ import linecache
 import re
 import threading
 import time
+import warnings
 
 import nbformat
 import pytest
@@ -24,6 +25,7 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.types import Command
+from pydantic.warnings import PydanticDeprecationWarning
 
 from helpers.history import unanswered_tool_calls
 from helpers.labs import LABS, NAMES, CheckFailed, guard, lab13, rng, solution_namespace
@@ -35,6 +37,15 @@ SOL = solution_namespace("13")
 def rejected(exercise, namespace: dict, *phrases: str) -> str:
     """The shared check (tests/lab_checks.py), with room for lab 13's longer verdicts."""
     return _rejected(exercise, namespace, *phrases, max_lines=30)
+
+
+def judged(checker, answers: dict) -> dict[str, str]:
+    """`verdicts` (every answer at once) with pydantic's deprecation warning ignored: answers that build
+    `@tool`s in several threads at once trip langchain-core's `warnings.catch_warnings()`, which is not
+    thread-safe (one thread restores the filters while another still relies on its "ignore")."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=PydanticDeprecationWarning)
+        return verdicts(checker, answers)
 
 
 def starter_namespace() -> dict:
@@ -574,7 +585,7 @@ Q2_WRONG = {
 
 def test_lab13_q2_rejects_progress_that_is_missing_late_faked_or_breaks_outside():
     """Every wrong answer at once (each costs at most one wait for a late event): refused, named."""
-    results = verdicts(
+    results = judged(
         lambda ns: lab13.check_progress(ns["make_crawl_tool"], ns["progress_events"]),
         {name: ns for name, (ns, _) in Q2_WRONG.items()},
     )
@@ -663,7 +674,7 @@ Q3_RIGHT = {
 
 def test_lab13_q3_accepts_every_repair_that_keeps_the_thread(capsys):
     accepted(lab13.q3, {"repair": SOL["repair"]}, capsys)  # through the exercise, as a learner runs it
-    assert_verdicts(verdicts(lab13.check_repair, Q3_RIGHT), {name: () for name in Q3_RIGHT})
+    assert_verdicts(judged(lab13.check_repair, Q3_RIGHT), {name: () for name in Q3_RIGHT})
 
 
 def appended(graph, config):  # error answers added at the end (lesson 13's first try)
@@ -853,7 +864,7 @@ Q3_WRONG = {
 
 def test_lab13_q3_rejects_repairs_that_fake_lose_or_rerun():
     """Every wrong repair at once: refused, the mistake named, the lesson linked."""
-    results = verdicts(lab13.check_repair, {name: repair for name, (repair, _) in Q3_WRONG.items()})
+    results = judged(lab13.check_repair, {name: repair for name, (repair, _) in Q3_WRONG.items()})
     assert_verdicts(
         results, {name: (*phrases, "13_failure_and_recovery") for name, (_, phrases) in Q3_WRONG.items()}
     )
@@ -1358,12 +1369,12 @@ def test_lab13_q3_an_honest_error_passes_and_a_claim_of_success_does_not():
 
 def test_lab13_q3_error_answers_that_say_finished_or_sent_are_accepted():
     answers = {text: Repairer(text) for text in HONEST[1:5]}
-    assert_verdicts(verdicts(lab13.check_repair, answers), {text: () for text in answers})
+    assert_verdicts(judged(lab13.check_repair, answers), {text: () for text in answers})
 
 
 def test_lab13_q3_error_answers_that_claim_success_are_refused():
     answers = {text: Repairer(text) for text in CLAIMS[2:7]}
-    assert_verdicts(verdicts(lab13.check_repair, answers), {text: ("success answer",) for text in answers})
+    assert_verdicts(judged(lab13.check_repair, answers), {text: ("success answer",) for text in answers})
 
 
 def interrupts(*args):

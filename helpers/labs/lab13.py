@@ -52,6 +52,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.config import get_stream_writer
 from langgraph.errors import GraphRecursionError
+from pydantic import BaseModel
 
 from helpers import labs
 from helpers.graphs import tool_loop
@@ -154,12 +155,24 @@ def _text(content: Any) -> str:
     return ""
 
 
-def _where(key: str) -> str:
-    return {
-        "q1": section(STREAMING, BUDGET),
-        "q2": section(STREAMING, PROGRESS),
-        "q3": section(RECOVERY, REPAIR),
-    }[key]
+# == the arguments of the course's tools, declared once ====================================================
+# (`StructuredTool.from_function` would infer them on every check, under a `warnings.catch_warnings()`
+# that is not thread-safe: a check running beside another thread could let pydantic's deprecation
+# warning through.)
+class _SearchArgs(BaseModel):
+    query: str
+
+
+class _BeaconArgs(BaseModel):
+    turn: int
+
+
+class _ChargeArgs(BaseModel):
+    amount: int
+
+
+class _NotifyArgs(BaseModel):
+    user: str
 
 
 # == q1: a budget that stops a model that never stops ==================================================
@@ -183,7 +196,9 @@ def search_tool(name: str, ran: Ran) -> BaseTool:
         ran.add(query)
         return f"results for {query}"
 
-    return StructuredTool.from_function(search, name=name, description="Search the web for a query.")
+    return StructuredTool.from_function(
+        search, name=name, description="Search the web for a query.", args_schema=_SearchArgs
+    )
 
 
 def greedy_model(name: str, per_turn: int, budget: int, rng: random.Random, *, stop_after: int | None = None):
@@ -904,7 +919,9 @@ def _course_graph(tokens: tuple[tuple[str, ...], ...]) -> Any:
             write({"token": token, "step": i})
         return f"turn {turn} done"
 
-    tool = StructuredTool.from_function(beacon, name="beacon", description="Send a few beacons.")
+    tool = StructuredTool.from_function(
+        beacon, name="beacon", description="Send a few beacons.", args_schema=_BeaconArgs
+    )
     script = [[{"name": "beacon", "args": {"turn": t}}] for t in range(len(tokens))] + ["over"]
     return tool_loop(ScriptedChatModel(script=script).bind_tools([tool]), [tool])
 
@@ -1103,11 +1120,14 @@ def _payment_tools(effects: _Effects, up: bool, saved: threading.Event | None = 
         effects.add(f"notify {user}")
         if not up:
             if saved is not None:
-                saved.wait(5.0)
+                saved.wait(10.0)
             raise ConnectionError("notification service is down")
         return f"notified {user}"
 
-    return [StructuredTool.from_function(f) for f in (charge, notify)]
+    return [
+        StructuredTool.from_function(charge, args_schema=_ChargeArgs),
+        StructuredTool.from_function(notify, args_schema=_NotifyArgs),
+    ]
 
 
 class _Wire:
@@ -1194,6 +1214,19 @@ class _Thread:
 
 
 def _crash(d: _RepairDraw, index: int, wire: _Wire) -> _Thread:
+    """Thread `index` of the draw, crashed. The create_agent thread must keep `charge`'s answer (the
+    case it names): on a machine so loaded that the answer was lost, the same thread is built again."""
+    for _ in range(3):
+        t = _crashed(d, index, wire)
+        if t.kind != "create_agent" or t.kept:
+            return t
+    raise RuntimeError(
+        "lab 13's create_agent case lost charge's answer before the repair ran, three times: "
+        "re-run the check; if it keeps happening, run `make doctor`"
+    )
+
+
+def _crashed(d: _RepairDraw, index: int, wire: _Wire) -> _Thread:
     """Build thread `index` of the draw the way a real one breaks: the model asks for `charge` and
     `notify` in one turn, `notify`'s service is down (up in the healthy thread)."""
     from langchain.agents import create_agent
@@ -1234,11 +1267,6 @@ def _crash(d: _RepairDraw, index: int, wire: _Wire) -> _Thread:
     run_limited(_first_turns, t, user, amount, limit=30, name="the course's crashed turn")
     t.before = graph.get_state(t.config).values["messages"]
     t.kept = {m.tool_call_id: m for m in t.before if isinstance(m, ToolMessage)}
-    if kind == "create_agent" and not t.kept:  # the case must be the one it names (see _payment_tools)
-        raise RuntimeError(
-            "lab 13's create_agent case lost charge's answer before the repair ran: "
-            "re-run the check; if it keeps happening, run `make doctor`"
-        )
     t.effects_before = list(effects.done)
     t.checkpoint_before = graph.checkpointer.get_tuple(t.config)
     t.graph_before = dict(vars(graph))
