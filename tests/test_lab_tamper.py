@@ -515,3 +515,13 @@ def test_in_a_kernel_the_check_reads_the_cells_it_ran_even_after_in_is_cleared()
     assert "secret = m._contents" in errors[3].evalue and "_contents" in errors[3].evalue
     assert errors[6].ename == "CheckTampered" and "Cases.ok" in errors[6].evalue, errors[6]
     assert "restart the kernel" in errors[6].evalue
+
+
+@pytest.mark.parametrize("number", WRITTEN)
+def test_make_labs_grades_every_solution_passed_with_its_pristine_copy(number, tmp_path):
+    """The grading copy is not the one the notebook imports: a check that relied on identity with an
+    object the notebook imported from its lab module would fail its own solution here."""
+    path = tmp_path / f"{NAMES[number]}.ipynb"
+    path.write_bytes((SOLUTIONS / f"{NAMES[number]}.ipynb").read_bytes())
+    results = labs_build.report(path)
+    assert results and {r.status for r in results} == {"passed"}, results
