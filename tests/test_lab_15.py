@@ -387,6 +387,19 @@ def add_points_module_dict(points: int, runtime: ToolRuntime[Caller]) -> str:
         return f"{user} has {TOTALS[user]} points"
 
 
+ITEMS_LOCK = threading.Lock()
+
+
+@tool("add_points")
+def add_points_item_per_call(points: int, runtime: ToolRuntime[Caller]) -> str:
+    "Add points: one item per call, summed (the cross-process fix, total kept elsewhere)."
+    user = runtime.context.user
+    with ITEMS_LOCK:
+        runtime.store.put(("points", user), runtime.tool_call_id, {"points": points})
+        total = sum(item.value["points"] for item in runtime.store.search(("points", user), limit=100))
+    return f"{user} has {total} points"
+
+
 def test_lab15_q2_accepts_correct_alternatives_and_names_each_wrong_answer():
     answers = {
         "solution": solution_namespace("15")["add_points"],
@@ -401,6 +414,7 @@ def test_lab15_q2_accepts_correct_alternatives_and_names_each_wrong_answer():
         "async def + asyncio.Lock": add_points_async_lock,
         "a module dict": add_points_module_dict,
         "reports its own points": _adder(report_own=True),
+        "one item per call": add_points_item_per_call,
     }
     assert_verdicts(
         verdicts(lambda answer: lab15.q2.run({"add_points": answer}), answers),
@@ -417,6 +431,7 @@ def test_lab15_q2_accepts_correct_alternatives_and_names_each_wrong_answer():
             "async def + asyncio.Lock": ("must be a sync tool",),
             "a module dict": ("lost an update", "start from the total the store holds"),
             "reports its own points": ("do not add up one call after another",),
+            "one item per call": ("was never written back", "('scores',) and the user"),
         },
     )
 

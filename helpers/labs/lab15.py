@@ -803,8 +803,11 @@ def _judge_points(scenario: _Scenario, outcomes: list[_Outcome], store: _Store, 
         got = _plain_dict(items.get((("scores",), user)), {"total": int})
         if got != {"total": wanted}:
             race = _lost(store, user)
+            written = any(
+                op.kind == "put" and op.namespace == ("scores",) and op.key == user for op in store.log.ops
+            )
             raise fail(
-                f"{user}'s total lost an update",
+                f"{user}'s total lost an update" if written else f"{user}'s total was never written back",
                 expected=f"{{'total': {wanted}}} under ('scores',), {user!r}: {seeds.get(user, 0)} stored "
                 f"before, then {' + '.join(str(c.arg('points')) for c in calls)} from {len(calls)} calls "
                 "at once",
@@ -813,7 +816,10 @@ def _judge_points(scenario: _Scenario, outcomes: list[_Outcome], store: _Store, 
                 why="both calls read before either wrote, and the last `put` wins: hold ONE lock, made once "
                 "outside the tool and shared by every call, from the `get` to the `put`"
                 if race
-                else "start from the total the store holds, add this call's points, put it back",
+                else "start from the total the store holds, add this call's points, put it back"
+                if written
+                else "keep the total where racy_add_points keeps it, ('scores',) and the user: `get` it, "
+                "add, `put` it back",
             )
         reported = []
         for call in calls:
