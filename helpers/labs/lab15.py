@@ -13,10 +13,11 @@ with its own `context=` and a batch of calls, the same user in two requests, und
 (a thread per request, sync tools in ToolNode's pool) and `ainvoke` (one event loop). What is drawn
 at random is the names, texts, points, ids and request ids — never whether a hard case is there. The
 store is the check's own and records every operation as it happens (which thread, what it read or
-wrote, in what order); for q1 and q2 it holds each call between its read and its return until every
-call of the wave has arrived (or none arrived for a moment), so a read-modify-write that can lose an
-update does lose it, on every run. Values are judged only as plain builtins (`type(x) is str`, a
-`dict` of them). Each case is a small function below; the checker runs them over one drawn scenario.
+wrote, in what order, from which request); for q1 and q2 it holds each read until every call of the
+wave has read, and each write until a call waiting on a lock has read (or no call arrived for a
+moment), so a read-modify-write that can lose an update does lose it, on every run. Values are
+judged only as plain builtins (`type(x) is str`, a `dict` of them). Each case is a small function
+below; the checker runs them over one drawn scenario.
 """
 
 from __future__ import annotations
