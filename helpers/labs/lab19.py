@@ -8,9 +8,9 @@ q2: `approve_refunds(request, handler)`: the approval wrapper pauses the run for
     marked `requires_approval`, and still turns a tool's own error into an error answer (lesson 08).
 q3: `SupportState` and `add_note`: every note written by calls that run at once survives (lesson 11).
 q4: `repair(graph, config)`: a crashed thread repaired so the provider accepts it again (lesson 13).
-q5: `build_agent(model, tools, middleware, checkpointer)`: a long task completes, a second question
+q5: `build_limited_agent(model, tools, middleware, checkpointer)`: a long task completes, a second question
     gets its own budget, a runaway model still stops with an answer (lessons 12, 17).
-q6: `build_agent(model, tools, tracker, audit)`: the model is offered exactly the tools that run, the
+q6: `build_offering_agent(model, tools, tracker, audit)`: the model is offered exactly the tools that run, the
     tracker only for a question about an order (lesson 17).
 
 How the checks hold. Each checker draws ONE scenario from `helpers.labs.rng` and runs small
@@ -1282,17 +1282,21 @@ def _hooks(d: _LimitDraw, seen: list[str]) -> list:
     return made
 
 
-def _q5_agent(build_agent: Any, d: _LimitDraw, plans: tuple, ran: list[str], seen: list, hooked: list) -> Any:
+def _q5_agent(
+    build_limited_agent: Any, d: _LimitDraw, plans: tuple, ran: list[str], seen: list, hooked: list
+) -> Any:
     def search(query: str) -> str:
         ran.append(query)
         return f"found: {query}"
 
     model = _TaskModel(script=[], plans=plans, tool=d.tool, seen=seen, answer=d.answer)
     tool = StructuredTool.from_function(search, name=d.tool, description="Search the knowledge base.")
-    agent = run_learner(build_agent, model, [tool], _hooks(d, hooked), InMemorySaver(), name="build_agent")
+    agent = run_learner(
+        build_limited_agent, model, [tool], _hooks(d, hooked), InMemorySaver(), name="build_limited_agent"
+    )
     if not hasattr(agent, "invoke"):
         raise fail(
-            "`build_agent` did not return an agent",
+            "`build_limited_agent` did not return an agent",
             expected="create_agent(...) (or it `.with_config(...)`)",
             observed=f"a {type(agent).__name__}",
             where=section(AROUND, THREE_LIMITS),
@@ -1317,11 +1321,11 @@ def _ask(agent: Any, thread: dict, text: str, work: int) -> tuple[str, Any]:
     return "ok", list(messages or [])
 
 
-def _q5_play(build_agent: Any, d: _LimitDraw) -> _LimitRun:
+def _q5_play(build_limited_agent: Any, d: _LimitDraw) -> _LimitRun:
     run = _LimitRun(d)
     seen: list[int] = []
     hooked: list[str] = []
-    agent = _q5_agent(build_agent, d, (d.long, d.second), run.ran, seen, hooked)
+    agent = _q5_agent(build_limited_agent, d, (d.long, d.second), run.ran, seen, hooked)
     thread = {"configurable": {"thread_id": f"lab19-{uuid.uuid4().hex[:8]}"}}
     for text in ("Work through the whole refund policy.", "And the returns policy?"):
         before, hooks_before = len(seen), len(hooked)
@@ -1329,7 +1333,7 @@ def _q5_play(build_agent: Any, d: _LimitDraw) -> _LimitRun:
         run.model_calls.append(len(seen) - before)
         run.hook_runs.append(len(hooked) - hooks_before)
     seen.clear()
-    runaway = _q5_agent(build_agent, d, (None,), run.ran, seen, [])
+    runaway = _q5_agent(build_limited_agent, d, (None,), run.ran, seen, [])
     run.runaway = _ask(
         runaway, {"configurable": {"thread_id": f"lab19-{uuid.uuid4().hex[:8]}"}}, "Find everything.", 200
     )
@@ -1399,7 +1403,7 @@ def case_second_question_completes(run: _LimitRun) -> None:
 def case_middleware_kept(run: _LimitRun) -> None:
     if any(n == 0 for n in run.hook_runs):
         raise fail(
-            "the middleware handed to `build_agent` did not run",
+            "the middleware handed to `build_limited_agent` did not run",
             expected="every hook in `middleware` runs on every question (they keep the history in shape)",
             observed=f"hook runs per question: {run.hook_runs}",
             why="fix the limits, not the agent's other middleware: pass `middleware` on, your limit added",
@@ -1453,18 +1457,18 @@ Q5_CASES = (
 )
 
 
-def check_limits(build_agent: Any, *, seed: Any = None) -> str:
+def check_limits(build_limited_agent: Any, *, seed: Any = None) -> str:
     _is_function(
         "q5",
-        "build_agent",
-        build_agent,
-        "def build_agent(model, tools, middleware, checkpointer): ... return create_agent(...)",
+        "build_limited_agent",
+        build_limited_agent,
+        "def build_limited_agent(model, tools, middleware, checkpointer): ... return create_agent(...)",
         section(AROUND, THREE_LIMITS),
     )
     d = _draw_limits(rng(seed))
     return _play(
         "q5",
-        lambda: _q5_play(build_agent, d),
+        lambda: _q5_play(build_limited_agent, d),
         Q5_CASES,
         f"a {MAX_MODEL_CALLS}-call task with {len(d.hooks)} hook middlewares and a second question both "
         f"answered; a runaway stopped within {MAX_MODEL_CALLS} model calls, every call answered.",
@@ -1474,7 +1478,7 @@ def check_limits(build_agent: Any, *, seed: Any = None) -> str:
 q5 = Exercise(
     "19",
     "q5",
-    ("build_agent",),
+    ("build_limited_agent",),
     check_limits,
     (
         "Two limits stop the shipped agent early: a `recursion_limit` counted as if a turn were two steps "
@@ -1556,7 +1560,7 @@ def _offer_tools(d: _OfferDraw, ran: list[str]) -> tuple[list[BaseTool], BaseToo
 
 
 def _audit(audited: list[str]) -> Any:
-    """The audit middleware handed to `build_agent`: it records every call it sees."""
+    """The audit middleware handed to `build_offering_agent`: it records every call it sees."""
 
     @wrap_tool_call
     def audit(request: Any, handler: Any) -> Any:
@@ -1566,7 +1570,7 @@ def _audit(audited: list[str]) -> Any:
     return audit
 
 
-def _q6_play(build_agent: Any, d: _OfferDraw) -> _OfferRun:
+def _q6_play(build_offering_agent: Any, d: _OfferDraw) -> _OfferRun:
     run = _OfferRun(d)
     for text, _ in d.questions:
         offers: list[list[str]] = []
@@ -1577,10 +1581,10 @@ def _q6_play(build_agent: Any, d: _OfferDraw) -> _OfferRun:
 
         tools, tracker = _offer_tools(d, ran)
         model = _OfferModel(script=[], offers=offers, ref=d.ref)
-        agent = run_learner(build_agent, model, tools, tracker, audit, name="build_agent")
+        agent = run_learner(build_offering_agent, model, tools, tracker, audit, name="build_offering_agent")
         if not hasattr(agent, "invoke"):
             raise fail(
-                "`build_agent` did not return an agent",
+                "`build_offering_agent` did not return an agent",
                 expected="create_agent(...)",
                 observed=f"a {type(agent).__name__}",
                 where=section(AROUND, OFFERED),
@@ -1655,7 +1659,7 @@ def case_audit_kept(run: _OfferRun) -> None:
         if any(audited.count(name) < ran.count(name) for name in ran):
             raise fail(
                 "the audit middleware did not see every call",
-                expected=f"the audit handed to `build_agent` sees every call that ran: {sorted(ran)}",
+                expected=f"the audit you were handed sees each call that ran: {sorted(ran)}",
                 observed=f"it saw {sorted(audited)} ({text!r})",
                 why="keep the audit in `middleware=[...]`: fix the offer, not the agent's other middleware",
                 where=section(AROUND, OFFERED),
@@ -1669,18 +1673,18 @@ Q6_CASES = (
 )
 
 
-def check_offer(build_agent: Any, *, seed: Any = None) -> str:
+def check_offer(build_offering_agent: Any, *, seed: Any = None) -> str:
     _is_function(
         "q6",
-        "build_agent",
-        build_agent,
-        "def build_agent(model, tools, tracker, audit): ... return create_agent(...)",
+        "build_offering_agent",
+        build_offering_agent,
+        "def build_offering_agent(model, tools, tracker, audit): ... return create_agent(...)",
         section(AROUND, OFFERED),
     )
     d = _draw_offer(rng(seed))
     return _play(
         "q6",
-        lambda: _q6_play(build_agent, d),
+        lambda: _q6_play(build_offering_agent, d),
         Q6_CASES,
         f"offered {sorted(d.tools)} for every question and `{d.tracker}` only for the one about an order; "
         "every offered tool ran, the audit saw each call.",
@@ -1690,7 +1694,7 @@ def check_offer(build_agent: Any, *, seed: Any = None) -> str:
 q6 = Exercise(
     "19",
     "q6",
-    ("build_agent",),
+    ("build_offering_agent",),
     check_offer,
     (
         "Lesson 17 §4: the model is offered what the `wrap_model_call` hands on; the `tools` node runs only "
