@@ -140,7 +140,8 @@ LESSONS: tuple[Lesson, ...] = (
         'update/goto, validation errors, PARENT + Send merging, siblings in the batch, a real parent graph',
     ),
     Lesson(
-        7, 'notebooks/07_inside_toolnode.ipynb', 'Inside ToolNode', None,
+        7, 'notebooks/07_inside_toolnode.ipynb', 'Inside ToolNode',
+        'labs/07_predict_what_a_tool_receives.ipynb',
         'the pinned source read live, the input payloads, ToolRuntime and injection',
     ),
     Lesson(
@@ -181,7 +182,8 @@ LESSONS: tuple[Lesson, ...] = (
         'interceptor, the order several middlewares run in',
     ),
     Lesson(
-        15, 'notebooks/15_what_a_tool_sees.ipynb', 'What a tool sees', None,
+        15, 'notebooks/15_what_a_tool_sees.ipynb', 'What a tool sees',
+        'labs/15_context_under_concurrency.ipynb',
         'ToolRuntime: state, store, context and config; InjectedStore without a store; context_schema; '
         'contextvars and thread-locals in the pool; shared state under concurrent calls',
     ),
