@@ -137,6 +137,7 @@ def test_a_predict_and_check_questions_scenario_swapped_is_named(monkeypatch, en
     rejected(exercise, solution_namespace(module.__name__[-2:]), "cannot judge", "scenario")
 
 
+@pytest.mark.timing
 def test_verification_and_scan_cost_under_50_ms_per_check(enforced, capsys):
     """What the framework adds to a check: two verifications of every module a lab 13 check is made
     of (the largest), and the scan of a kernel's history (lab 13's solution cells, each parsed once)."""
