@@ -522,9 +522,24 @@ def _watched(name: str) -> bool:
 take, register, registered, changes, _enforce, enforcing = _make_guard()
 
 
+_TESTS = HELPERS.parent / "tests"
+
+
+def _from_tests(depth: int) -> bool:
+    """True when the caller `depth` frames up is a file of the course's tests/ (not a notebook cell)."""
+    try:
+        filename = sys._getframe(depth + 1).f_code.co_filename
+        return Path(filename).resolve().is_relative_to(_TESTS) and Path(filename).is_file()
+    except (ValueError, OSError):
+        return False
+
+
 @contextlib.contextmanager
 def enforced(on: bool = True) -> Iterator[None]:
-    """`with enforced():` verification on (or off) inside the block, as it was after."""
+    """`with enforced():` verification on (or, from the course's tests only, off) inside the block,
+    as it was after."""
+    if not on and not _from_tests(2):
+        raise PermissionError("only the course's tests turn the checks' verification off")
     old = _enforce(on)
     try:
         yield
@@ -534,8 +549,10 @@ def enforced(on: bool = True) -> Iterator[None]:
 
 def relax_for_tests() -> None:
     """The course's own tests patch limits and draws on purpose: verification is off for them
-    (tests/lab_checks.py calls this) except inside `with enforced():`."""
-    _enforce(False)
+    (tests/lab_checks.py calls this) except inside `with enforced():`. Called from anywhere but a
+    file of tests/, it does nothing."""
+    if _from_tests(1):
+        _enforce(False)
 
 
 # -- snapshot each course module when its import finishes -------------------------------------------------
