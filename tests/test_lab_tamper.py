@@ -529,7 +529,8 @@ def test_make_labs_grades_every_solution_passed_with_its_pristine_copy(number, t
 
 
 def test_only_the_course_tests_turn_verification_off(enforced):
-    cell = compile("guard.relax_for_tests()\nwith guard.enforced(False):\n    pass", "<ipython-input-3>", "exec")
+    source = "guard.relax_for_tests()\nwith guard.enforced(False):\n    pass"
+    cell = compile(source, "<ipython-input-3>", "exec")
     with pytest.raises(PermissionError):
         exec(cell, {"guard": guard})  # noqa: S102 - a notebook cell, played
     assert guard.enforcing()
