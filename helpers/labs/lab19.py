@@ -371,8 +371,8 @@ def check_lookups(make_lookup_tool: Any, *, seed: Any = None) -> str:
         "q1",
         lambda: _q1_play(make_lookup_tool, d),
         Q1_CASES,
-        f"{len(d.batch)} lookups of one turn all in flight at once under ainvoke, each answered with the "
-        "service's own line, each order fetched once.",
+        "every lookup of one turn in flight at once under ainvoke, each answered with the service's own "
+        "line, each order fetched once.",
     )
 
 
@@ -677,8 +677,8 @@ def check_approval(approve_refunds: Any, *, seed: Any = None) -> str:
         lambda: _q2_play(approve_refunds, d),
         Q2_CASES,
         gate=1,
-        summary=f"the run paused for {d.refund} and {d.cancel}, each asked once; approved calls ran once "
-        "after their answer, a rejection never ran, a failing service became an error answer.",
+        summary="the run paused for both tools that need approval, each call asked about once; approved "
+        "calls ran once after their answer, a rejection never ran, a failing service became an error answer.",
     )
 
 
@@ -858,8 +858,7 @@ def check_notes(SupportState: Any, add_note: Any, *, seed: Any = None) -> str:  
         "q3",
         lambda: _q3_play(SupportState, add_note, d),
         Q3_CASES,
-        f"{len(d.questions[0][0][0])} notes written at once (two alike), a later turn and a second question: "
-        "every note kept, none twice.",
+        "notes written at once (two alike), a later turn and a second question: every note kept, none twice.",
     )
 
 
@@ -1470,8 +1469,8 @@ def check_limits(build_limited_agent: Any, *, seed: Any = None) -> str:
         "q5",
         lambda: _q5_play(build_limited_agent, d),
         Q5_CASES,
-        f"a {MAX_MODEL_CALLS}-call task with {len(d.hooks)} hook middlewares and a second question both "
-        f"answered; a runaway stopped within {MAX_MODEL_CALLS} model calls, every call answered.",
+        f"a {MAX_MODEL_CALLS}-call task with hook middlewares and a second question both answered; a "
+        f"runaway stopped within {MAX_MODEL_CALLS} model calls, every call answered.",
     )
 
 
@@ -1686,7 +1685,7 @@ def check_offer(build_offering_agent: Any, *, seed: Any = None) -> str:
         "q6",
         lambda: _q6_play(build_offering_agent, d),
         Q6_CASES,
-        f"offered {sorted(d.tools)} for every question and `{d.tracker}` only for the one about an order; "
+        "the agent's tools offered for every question, the tracker only for the one about an order; "
         "every offered tool ran, the audit saw each call.",
     )
 
