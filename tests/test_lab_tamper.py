@@ -140,7 +140,8 @@ def test_a_predict_and_check_questions_scenario_swapped_is_named(monkeypatch, en
 @pytest.mark.timing
 def test_verification_and_scan_cost_under_50_ms_per_check(enforced, capsys):
     """What the framework adds to a check: two verifications of every module a lab 13 check is made
-    of (the largest), and the scan of a kernel's history (lab 13's solution cells, each parsed once)."""
+    of (the largest), and the scan of a kernel's history (lab 13's solution cells, each parsed once),
+    in CPU time of the checking thread (all of it runs there)."""
     from helpers.labs import lab13
 
     cells = [c.source for c in nbformat.read(SOLUTIONS / f"{NAMES['13']}.ipynb", as_version=4).cells]
@@ -148,10 +149,10 @@ def test_verification_and_scan_cost_under_50_ms_per_check(enforced, capsys):
     namespace = {"v": 1, "In": cells}
     exercise.check(namespace)  # the first check parses the cells and snapshots late imports
     assert guard.changes(lab13.q1) == []
-    start = time.perf_counter()
+    start = time.thread_time()  # the CPU this check spends: the machine's other load is not its cost
     for _ in range(5):
         exercise.check(namespace)
-    assert (time.perf_counter() - start) / 5 < 0.05
+    assert (time.thread_time() - start) / 5 < 0.05
     assert capsys.readouterr().out.count("✔ q9 passed") == 6
 
 
