@@ -30,6 +30,7 @@ limits grow with the work drawn (`scaled_limit`). Nothing public computes an exp
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import threading
 import time
@@ -143,6 +144,12 @@ class OrderDesk:
         return f"order {order_id}: shipped"
 
 
+def serve(agent: Any, question: str) -> dict:
+    """Ask `agent` one question the way the support web app does: `await agent.ainvoke(...)` on an
+    event loop (its own, in a worker thread, so a notebook cell can call it). Returns the final state."""
+    return run_limited(lambda: agent.ainvoke({"messages": [HumanMessage(question)]}), limit=60, name="serve")
+
+
 class ServiceError(RuntimeError):
     """A payment or order service that failed."""
 
@@ -236,6 +243,7 @@ class _Desk:
         self.calls: list[str] = []
         self.unknown: list[str] = []
         self.patient = True
+        self.on_loop = False  # a fetch called on the event loop's own thread (it blocks the loop)
 
     def __call__(self, order_id: Any = None, *args: Any, **kwargs: Any) -> str:
         if type(order_id) is not str or order_id not in self.status:
@@ -244,7 +252,13 @@ class _Desk:
                     shorten(repr(order_id), 40) if type(order_id) is str else type(order_id).__name__
                 )
             raise LookupError(f"no order {order_id!r}")
+        try:
+            asyncio.get_running_loop()
+            on_loop = True
+        except RuntimeError:
+            on_loop = False
         with self.cond:
+            self.on_loop = self.on_loop or on_loop
             self.calls.append(order_id)
             self.inside.add(order_id)
             self.started.add(order_id)
@@ -333,7 +347,7 @@ def case_batch_overlaps(run: _LookupRun) -> None:
     n = len(run.d.batch)
     if run.desk.most >= n:
         return
-    coroutine = getattr(run.tool, "coroutine", None) is not None
+    coroutine = run.desk.on_loop
     why = (
         "your tool is an `async def` that calls the blocking `fetch` directly: it holds the event loop "
         "while it waits, so no other call can start. Let the waiting happen off the loop: a plain `def` "
@@ -523,6 +537,8 @@ def _q2_play(approve_refunds: Any, d: _ApprovalDraw) -> _ApprovalRun:
     for _ in range(MAX_PAUSES):
         try:
             result = run_learner(agent.invoke, value, thread, name="the agent's invoke")
+        except StillAStub:
+            raise
         except LearnerRaised as error:
             run.crash = shorten(str(error), 200)
             return run
@@ -565,13 +581,28 @@ def case_run_pauses(run: _ApprovalRun) -> None:
     if run.paused_first:
         return
     swallowed = [t for _, t in run.answers.values() if "GraphInterrupt" in t or "Interrupt(" in t]
+    if run.crash:
+        raise fail(
+            "the run crashed before any question was asked",
+            expected="the first invoke returns with `__interrupt__`, before any refund or cancellation runs",
+            observed=run.crash,
+            why="a tool ran before its question and its service failed: ask first, and keep turning a "
+            "tool's own error into an error answer",
+            where=section(INTERCEPTORS, APPROVAL),
+        )
+    if not swallowed:
+        raise fail(
+            "the run never paused for approval",
+            expected="a question for each call of a tool marked `requires_approval`, before it runs",
+            observed="it ran to the end; no question was asked",
+            why="the wrapper did not recognise the tools that need approval: decide by the tool's metadata "
+            "(`request.tool.metadata`), as the shipped wrapper does, not by a name",
+            where=section(INTERCEPTORS, APPROVAL),
+        )
     raise fail(
         "the run never paused for approval",
         expected="the first invoke returns with `__interrupt__`, before any refund or cancellation runs",
-        observed=f"it raised before any question: {run.crash}"
-        if run.crash
-        else "it ran to the end; "
-        + (f"a call was answered {shorten(swallowed[0], 110)!r}" if swallowed else "no question was asked"),
+        observed=f"it ran to the end; a call was answered {shorten(swallowed[0], 110)!r}",
         why="`interrupt()` pauses by raising `GraphInterrupt`; an `except Exception` around it catches the "
         "pause as if it were the tool's error. Let it through (`except GraphInterrupt: raise` first), or "
         "ask outside the `try`",
@@ -774,6 +805,8 @@ def _q3_play(state: Any, tool: Any, d: _NotesDraw) -> _NotesRun:
                 thread,
                 name="the agent's invoke",
             )
+        except StillAStub:
+            raise
         except LearnerRaised as error:
             text = str(error)
             why = (
@@ -1115,6 +1148,8 @@ def _repair_thread(repair: Any, d: _RepairDraw, index: int, wire: _Wire) -> None
     t = _crash(d, index, wire)
     try:
         run_learner(repair, t.graph, t.config, name="repair")
+    except StillAStub:
+        raise
     except LearnerRaised as error:
         case_no_tool_ran_again(t)
         raise fail(
@@ -1312,6 +1347,8 @@ def _ask(agent: Any, thread: dict, text: str, work: int) -> tuple[str, Any]:
             limit=scaled_limit(0.02 * work),
             name="the agent's invoke",
         )
+    except StillAStub:
+        raise
     except LearnerRaised as error:
         return "raised", f"{type(error.original).__name__}: {shorten(error.original, 140)}"
     except LearnerHung as error:
@@ -1426,8 +1463,11 @@ def case_runaway_stops(run: _LimitRun) -> None:
     ends = isinstance(last, AIMessage) and not last.tool_calls
     if kind == "ok" and ends and not unanswered and run.runaway_calls <= MAX_MODEL_CALLS:
         return
+    capped = kind == "raised" and "runaway model stops here" in str(value)
     observed = (
-        f"it raised {value} after {run.runaway_calls} model calls"
+        f"still calling the model after {RUNAWAY_CAP} calls: the check stopped it"
+        if capped
+        else f"it raised {value} after {run.runaway_calls} model calls"
         if kind == "raised"
         else f"{run.runaway_calls} model calls; {len(unanswered)} call(s) unanswered; last message "
         f"{type(last).__name__}"
@@ -1437,7 +1477,13 @@ def case_runaway_stops(run: _LimitRun) -> None:
         expected=f"at most {MAX_MODEL_CALLS} model calls, then the run returns normally: every call "
         "answered, an AIMessage without tool calls last",
         observed=observed,
-        why="`ModelCallLimitMiddleware(run_limit=...)` with its default `exit_behavior='end'` refuses the "
+        why=(
+            "nothing in the agent stops a model that never stops: a recursion limit of hundreds of steps "
+            "lets it run, and bill, far past the budget. "
+            if capped
+            else ""
+        )
+        + "`ModelCallLimitMiddleware(run_limit=...)` with its default `exit_behavior='end'` refuses the "
         "next "
         "model call and ends with a message; a recursion limit raises instead, and a limit set too high "
         "bills every extra call",
@@ -1604,11 +1650,22 @@ def _wanted(d: _OfferDraw, about: bool) -> list[str]:
 
 
 def case_offered_exactly(run: _OfferRun) -> None:
+    for (text, _), offers in zip(run.d.questions, run.offers, strict=True):
+        for offer in offers:
+            twice = sorted({n for n in offer if offer.count(n) > 1})
+            if twice:
+                raise fail(
+                    f"the model was offered a tool twice for {text!r}",
+                    expected="each tool offered once",
+                    observed=f"{sorted(offer)} ({twice} twice)",
+                    why="a tool registered at `create_agent` and added by the middleware as well is offered "
+                    "twice: register it, and only remove it in the middleware",
+                    where=section(AROUND, OFFERED),
+                )
     for (text, about), offers in zip(run.d.questions, run.offers, strict=True):
         want = _wanted(run.d, about)
         for offer in offers:
             if sorted(offer) != want:
-                twice = sorted({n for n in offer if offer.count(n) > 1})
                 raise fail(
                     f"the model was offered the wrong tools for {text!r}",
                     expected=f"{want}: the agent's tools"
@@ -1617,10 +1674,11 @@ def case_offered_exactly(run: _OfferRun) -> None:
                         if about
                         else "; the tracker only for a question about an order"
                     ),
-                    observed=f"{sorted(offer)}" + (f" ({twice} twice)" if twice else ""),
+                    observed=f"{sorted(offer)}",
                     why="a tool registered at `create_agent` is offered on every call unless your "
-                    "`wrap_model_call` filters it out; one added by the middleware as well is offered twice"
-                    if twice or not about
+                    "`wrap_model_call` removes it: compare with the tracker you are handed (`tracker.name`), "
+                    "not a name you typed"
+                    if not about
                     else "the middleware decides per call: keep the tracker in `request.tools` when the "
                     "question is about an order (compare tools by name or identity, not by a name you typed)",
                     where=section(AROUND, OFFERED),
@@ -1715,4 +1773,5 @@ __all__ = [
     "q4",
     "q5",
     "q6",
+    "serve",
 ]
