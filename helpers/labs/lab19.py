@@ -25,7 +25,9 @@ a second question, a runaway (q5); a question about an order and one not, a trac
 drawn (q6). The course's tools, models and reviewer record what happens as it happens (each fetch's
 start and end, each question and answer with the invocation it came in, each offer and each run).
 What the learner's code returns is compared only after `plain(...)` rebuilt it from builtins. Time
-limits grow with the work drawn (`scaled_limit`). Nothing public computes an expected answer.
+limits grow with the work drawn (`scaled_limit`). Nothing public computes an expected answer: the
+notebook gets `OrderDesk` (the blocking client of exercise 1's demo), `serve` (the web app's
+`ainvoke`), `crashed_thread` (exercise 4's symptom), `ServiceError` and `MAX_MODEL_CALLS`.
 """
 
 from __future__ import annotations
