@@ -383,9 +383,9 @@ def test_lab01_a_hang_on_the_first_batch_is_reported_once_and_the_second_not_tri
     ):
         started.clear()
         message = rejected(exercise, {name: fn}, "did not return within", "not tried", "hung first")
-        # the limit is the course's plus twice the drawn work done one by one: a few tenths of a second here
+        # the limit scales with the drawn work done one by one (`helpers.labs.scaled_limit`)
         limit = float(re.search(r"did not return within ([\d.]+) s", message)[1])
-        assert 0.5 < limit < 1.5, message
+        assert 0.5 < limit < 4, message
         assert started == [len(lab01.CALLS) if name == "run_calls" else len(lab01.COUNTRIES)], started
         assert message.count("did not return within") == 1, message
         assert "The check cancelled it." in message  # the kernel is usable: nothing left running

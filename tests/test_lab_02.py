@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import random
 import re
 import threading
 import time
@@ -918,14 +919,14 @@ def test_lab02_a_digit_of_the_nonce_is_not_the_timeout(quick_lab02, monkeypatch)
     assert lab02._mentions_deadline("Error: 'web_search' took longer than 1.0 s.", 1.0)
     assert lab02._mentions_deadline("gave up after 1 s", 1.0)
 
-    class Ones(lab02.random.Random):  # the attacker's draw: timeout 1.0, a nonce of ones
+    class Ones(random.Random):  # the attacker's draw: timeout 1.0, a nonce of ones
         def uniform(self, a, b):
             return 1.0 / lab02.TIMEOUT
 
         def getrandbits(self, k):
             return int("1" * 32, 16) if k == 128 else super().getrandbits(k)
 
-    monkeypatch.setattr(lab02, "random", type("random", (), {"Random": Ones}))
+    monkeypatch.setattr(core, "rng", Ones)
     assert lab02.check_node(solution_namespace("02")["MyToolNode"])
 
 

@@ -597,7 +597,7 @@ class _Check:
 
 
 def _draw(MyToolNode: Any) -> _Check:  # noqa: N803 - the learner's class name
-    rng = random.Random()
+    rng = core.rng()  # the check's own generator: no patch of `random` reaches it
     city, other = rng.sample(CITIES, 2)
     return _Check(
         MyToolNode,
@@ -615,8 +615,8 @@ def _draw(MyToolNode: Any) -> _Check:  # noqa: N803 - the learner's class name
 
 
 def _limit(seconds: float) -> float:
-    """A run's time limit: the course's, plus the drawn work done one call after another."""
-    return core.LIMIT + seconds
+    """A run's time limit: the course's, or more when the drawn work done one call after another is long."""
+    return core.scaled_limit(seconds)
 
 
 # -- the cases: each reads the drawn check and raises `fail(...)` ---------------------------------------
