@@ -77,6 +77,7 @@ NAMES = {
     "16": "16_definitions_that_agree",
     "17": "17_predict_the_agent_loop",
     "18": "18_predict_what_you_observe",
+    "19": "19_capstone_fix_the_agent",
 }
 """Every lab by number (the lesson each one follows) → file stem in `labs/` and `labs/solutions/`."""
 
