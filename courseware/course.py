@@ -205,7 +205,7 @@ LESSONS: tuple[Lesson, ...] = (
         'namespaces of nested graphs, the tools mode across an interrupt',
     ),
     Lesson(
-        19, 'notebooks/19_mock_interview.ipynb', 'Mock interview', None,
+        19, 'notebooks/19_mock_interview.ipynb', 'Mock interview', 'labs/19_capstone_fix_the_agent.ipynb',
         'the questions asked most (agents, approval, errors, concurrency, streaming and stopping, '
         'recovery, context, tool definitions), each verified live, '
         'with two-minute spoken answers',

@@ -1189,7 +1189,7 @@ def solution_namespace(number: str) -> dict:
             continue
         code = "\n".join(line for line in cell.source.splitlines() if not line.startswith("%"))
         with contextlib.redirect_stdout(None):
-            exec(compile(code, f"<{NAMES[number]}>", "exec"), namespace)  # noqa: S102 - our own notebook
+            exec(compile(code, f"<{NAMES[number]}>", "exec", dont_inherit=True), namespace)  # noqa: S102 - our own notebook
     return namespace
 
 
