@@ -88,8 +88,12 @@ class Lesson:
 
     @property
     def lab_minutes(self) -> int:
-        """The lab's estimate (0 without a lab): its solution read, each exercise written and checked."""
-        return 0 if self.lab is None else _parts_of(self.lab_solution).core.minutes
+        """The lab's estimate (0 without a lab): its solution read, each exercise written and checked;
+        a lab in sittings (the capstone) adds each sitting's."""
+        if self.lab is None:
+            return 0
+        parts = _parts_of(self.lab_solution)
+        return parts.core.minutes + sum(e.minutes for _, e in parts.sittings)
 
 
 def _parts_of(file: str) -> Parts:
