@@ -227,8 +227,14 @@ live-copy: setup ## only the live-coding copy of lesson 02 -> build/slides/live/
 slides-test: handout-deps ## build the slides and check every deck in headless Chromium, network blocked
 	TOOLNODE_LAB_HANDOUT_TEST=1 $(PY) -m pytest -q tests/handout/test_slides.py tests/slides
 
-workshop-guide: setup ## rewrite the agenda in docs/workshop/README.md and facilitator.md from courseware.workshop
+workshop-guide: setup ## rewrite the kit printed from courseware.workshop: agenda, script, run sheet, forms, highlights
 	$(PY) -m courseware.workshop write-guide
+
+# Offline, like the resets: on the day it restores the highlights notebooks a group saved.
+.PHONY: highlights
+highlights: ## write the highlights notebooks (docs/workshop/highlights/) from the lessons; also resets them
+	@$(DRIFT)
+	$(PY) -m courseware.workshop highlights
 
 collect: setup ## who is stuck where, from a folder of learners' labs: make collect DIR=/media/usb/collected
 	@test -n "$(DIR)" -a "$(DIR)" != labs || { echo "Name the collected folder: make collect DIR=/media/usb/collected"; exit 2; }

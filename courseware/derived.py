@@ -11,7 +11,8 @@ A derived file is one a person should never have to keep in step by hand:
   estimator and the map;
 - the lab starters `labs/NN_*.ipynb`, from `labs/solutions/` (`make labs-build`);
 - README's course table and tracks (`python -m courseware.course --write-readme`);
-- the workshop agenda and the facilitator's script (`make workshop-guide`);
+- the workshop kit printed from its plan: the guide's agenda, the facilitator's script, the run
+  sheet, the feedback form, the notes template, the highlights notebooks (`make workshop-guide`);
 - the doctor's sample in docs/workshop/preflight.md (`python -m courseware.doctor --update-sample`);
 - docs/compatibility.md, from the record `make compat` writes (`python scripts/compat.py --table-only`);
 - lesson 00's outputs, which show the map, the tracks and the agenda live
@@ -457,22 +458,13 @@ def write_readme() -> list[str]:
 def guide_problems() -> list[str]:
     from courseware import workshop
 
-    out = []
-    if not workshop.guide_is_current():
-        out.append("docs/workshop/README.md: the agenda table (a block's estimate, or the cells it runs, "
-                   "moved with the lessons)")
-    if not workshop.FACILITATOR.exists() or \
-            workshop.FACILITATOR.read_text(encoding="utf-8") != workshop.facilitator_markdown():
-        out.append("docs/workshop/facilitator.md: the facilitator's script (its times or the cells it "
-                   "names moved with the lessons)")
-    return out
+    return workshop.problems()
 
 
 def write_guide() -> list[str]:
     from courseware import workshop
 
-    return ([_rel(workshop.GUIDE)] if workshop.write_guide() else []) + \
-        ([_rel(workshop.FACILITATOR)] if workshop.write_facilitator() else [])
+    return workshop.write_all()
 
 
 def _sample_state() -> tuple[bool, bool]:
@@ -601,7 +593,7 @@ ITEMS: tuple[Derived, ...] = (
     Derived("lab starters", "make labs-build", starter_problems, write_starters),
     Derived("README's course table", "python -m courseware.course --write-readme", readme_problems,
             write_readme),
-    Derived("workshop agenda and script", "make workshop-guide", guide_problems, write_guide),
+    Derived("the workshop kit", "make workshop-guide", guide_problems, write_guide),
     Derived("the doctor's sample report", ".venv/bin/python -m courseware.doctor --update-sample",
             sample_problems, write_sample),
     Derived("compatibility table", ".venv/bin/python scripts/compat.py --table-only", compat_problems,

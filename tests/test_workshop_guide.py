@@ -1,10 +1,13 @@
 """The workshop's agenda (courseware.workshop): computed from the course's estimate, it fits the
-session, every in-room lab comes after the sections its checks point to, each highlights block
-runs on its own from the cells it names, and docs/workshop/README.md shows exactly this agenda."""
+session with realistic room time (the opening, typing live at a typing rate, the hardest block at a
+fresh hour, a named buffer), every in-room lab comes after the sections its checks point to, every
+reference the script, the run sheet and the demo table make names something inside its block, and
+every file the plan prints is today's."""
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,29 +16,40 @@ from courseware import course, workshop
 from courseware.course import estimate_parts, round_to_five
 
 ROOT = Path(__file__).resolve().parent.parent
-GUIDE = ROOT / "docs" / "workshop" / "README.md"
+BLOCKS = workshop.agenda()
+TAUGHT = [b for b in BLOCKS if b.part is not None]
 
 
 def test_the_blocks_follow_each_other_and_fill_the_session():
-    blocks = workshop.agenda()
-    assert blocks[0].start == 0
-    for before, after in zip(blocks, blocks[1:], strict=False):
-        assert before.start + before.minutes == after.start, after.title
-    assert workshop.total() == workshop.LENGTH
+    assert BLOCKS[0].start == 0
+    for before, after in zip(BLOCKS, BLOCKS[1:], strict=False):
+        assert before.end == after.start, after.title
+    assert workshop.total() == workshop.LENGTH == 180
     low, high = workshop.WRAP_UP
-    assert blocks[-1].kind == "wrap-up" and low <= blocks[-1].minutes <= high, (
-        f"the wrap-up gets {blocks[-1].minutes} min: the blocks above take "
-        f"{workshop.LENGTH - blocks[-1].minutes} of {workshop.LENGTH}; re-plan courseware.workshop.PLAN")
-    assert sum(b.kind == "break" for b in blocks) >= 2
+    assert low == sum(m for _, m in BLOCKS[-1].items)
+    assert BLOCKS[-1].kind == "wrap-up" and low <= BLOCKS[-1].minutes <= high, (
+        f"the wrap-up gets {BLOCKS[-1].minutes} min: the blocks above take "
+        f"{workshop.LENGTH - BLOCKS[-1].minutes} of {workshop.LENGTH}; re-plan courseware.workshop.PLAN")
+    assert sum(b.kind == "break" for b in BLOCKS) >= 2
 
 
-def test_each_block_is_the_course_estimate_times_its_room_factor():
-    for block in workshop.agenda():
-        if block.part is None or block.fixed is not None:
-            continue
-        exact = workshop.block_estimate(block.part, block.kind == "highlights")
-        assert block.minutes == round_to_five(exact * workshop.ROOM_FACTOR[block.kind]), block.title
-        assert 1.2 <= workshop.ROOM_FACTOR[block.kind] <= 2.0
+def test_each_block_is_the_sum_of_its_steps_at_their_room_prices():
+    for block in TAUGHT:
+        cells = workshop.cells_of(block.part.notebook)
+        total = workshop.RUN_MARGIN_MINUTES * workshop.ROOM_FACTOR[block.kind]
+        for step in block.steps:
+            chosen = [cells[i] for i in workshop.step_cells(block, step)]
+            if step.mode == "type":
+                price = workshop.typed_characters(chosen) / workshop.LIVE_CHARS_PER_MINUTE
+            else:
+                estimate = course.estimate_cells(chosen, margin=0)
+                own = replace(estimate, predictions=0, output_lines=0, errors=0).exact_minutes
+                factor = workshop.ROOM_FACTOR["lab" if step.mode == "pairs" else block.kind]
+                price = own * factor
+            assert workshop.step_minutes(block, step) == pytest.approx(price), (block.title, step.where)
+            total += price
+        assert block.minutes == round_to_five(total), block.title
+        assert 1.2 <= min(workshop.ROOM_FACTOR.values()) and max(workshop.ROOM_FACTOR.values()) <= 2.0
 
 
 def test_a_whole_core_path_costs_what_the_lesson_states_less_the_learners_own_predicting():
@@ -49,9 +63,102 @@ def test_a_whole_core_path_costs_what_the_lesson_states_less_the_learners_own_pr
     assert own > 0
 
 
+@pytest.mark.parametrize("block", TAUGHT, ids=lambda b: b.title.split(" · ")[0])
+def test_the_steps_cover_the_block_exactly_once(block):
+    covered = [i for step in block.steps for i in workshop.step_cells(block, step)]
+    assert len(covered) == len(set(covered)), f"{block.title}: two steps share a cell"
+    wanted = set(workshop.selected(block.part)[1])
+    if block.kind == "highlights":
+        wanted |= set(workshop.borrowed(block.part))
+    assert set(covered) == wanted, f"{block.title}: cells no step covers: {sorted(wanted - set(covered))}"
+
+
+def test_a_block_shown_from_its_lesson_needs_nothing_it_skips():
+    # outside a highlights block the lesson is run section by section: what the block shows must not
+    # read a name that only a skipped section defines
+    for block in TAUGHT:
+        if block.kind != "highlights":
+            assert workshop.borrowed(block.part) == [], (
+                f"{block.title} needs cells outside it: cover their section, or make it a highlights block")
+
+
 def test_no_block_is_longer_than_a_sitting():
-    for block in workshop.agenda():
+    for block in BLOCKS:
         assert block.minutes <= 45, block.title
+
+
+def test_the_opening_has_realistic_room_time():
+    low, high = workshop.OPENING
+    assert (low, high) == (20, 25)
+    assert low <= workshop.opening_minutes(BLOCKS) <= high
+    welcome = BLOCKS[0]
+    assert welcome.kind == "welcome" and welcome.minutes == sum(m for _, m in welcome.items)
+    said = " ".join(text for text, _ in welcome.items)
+    for item in ("code of conduct", "housekeeping", "sticky notes", "pairs", "shared notes"):
+        assert item in said, item
+
+
+def test_live_coding_is_priced_at_a_typing_rate_not_a_reading_rate():
+    # the Carpentries' budget, as measured: 25,128 characters typed live in 490 teaching minutes
+    assert workshop.LIVE_CHARS_PER_MINUTE == round(25_128 / 490)
+    typed = workshop.typed_steps(BLOCKS)
+    assert typed, "no block types live"
+    for block, step in typed:
+        cells = workshop.cells_of(block.part.notebook)
+        chosen = [cells[i] for i in workshop.step_cells(block, step)]
+        reading = workshop.ROOM_FACTOR[block.kind] * course.estimate_cells(chosen, margin=0).exact_minutes
+        typing = workshop.step_minutes(block, step)
+        assert typing > 5 * reading, (block.title, typing, reading)
+        # the lesson's code the block shows would not fit if it were all typed
+        _, everything = workshop.selected(block.part)
+        setup = next(ix for h, ix in workshop.sections(cells) if h == "Setup")
+        all_code = [cells[i] for i in everything if i not in setup]
+        assert workshop.typed_characters(all_code) / workshop.LIVE_CHARS_PER_MINUTE > block.minutes
+
+
+def test_the_hardest_block_comes_after_a_break_while_the_room_is_fresh():
+    hardest = workshop.hardest_block(BLOCKS)
+    before = BLOCKS[BLOCKS.index(hardest) - 1]
+    assert before.kind == "break", "the hardest block starts right after a break"
+    assert hardest.start < workshop.LENGTH * 2 / 3, "not in the last third of the session"
+    taught = [b for b in BLOCKS if b.part is not None]
+    assert hardest not in (taught[0], taught[-1])
+    assert sum(b.role == "hardest" for b in BLOCKS) == 1
+
+
+def test_the_buffer_is_named_last_and_its_cuts_give_time_back():
+    buffer = workshop.buffer_block(BLOCKS)
+    assert sum(b.role == "buffer" for b in BLOCKS) == 1
+    after = BLOCKS[BLOCKS.index(buffer) + 1]
+    assert after.kind == "wrap-up", "the buffer is the last block before the wrap-up"
+    assert buffer.cuts and buffer.cuts[-1].where == "" and buffer.saves[-1] == buffer.minutes
+    assert all(0 < saved <= buffer.minutes for saved in buffer.saves)
+    assert list(buffer.saves) == sorted(buffer.saves), "the buffer's cuts go from small to whole"
+    late = workshop.late_markdown(BLOCKS)
+    assert buffer.title in late and f"gives back {buffer.minutes} min" in late
+
+
+def test_every_block_has_a_cut_or_says_why_not():
+    for block in BLOCKS:
+        if block.kind != "break":
+            assert block.cuts or block.never_cut, block.title
+            assert len(block.saves) == len(block.cuts)
+
+
+def test_teaching_and_exercises_add_up_and_cues_run_in_order():
+    for block in BLOCKS:
+        assert block.teaching + block.exercises == block.minutes, block.title
+        if block.kind == "lab":
+            assert block.exercises > block.teaching
+        starts = [at for at, _ in block.cues]
+        assert starts == sorted(starts), block.title
+        if starts:
+            assert starts[0] == block.start and starts[-1] < block.end, block.title
+
+
+def test_every_teaching_block_has_objectives_and_key_points():
+    for block in TAUGHT:
+        assert block.objectives and block.key_points, block.title
 
 
 LOOK_AT = re.compile(r'section\((LESSON|"\d\d_\w+"), ["\']([^"\']+)["\']\)')
@@ -81,7 +188,7 @@ def lab_prerequisites(lab: str) -> set[tuple[str, str]]:
 
 def test_every_in_room_lab_comes_after_what_its_checks_point_to():
     taught: set[tuple[str, str]] = set()
-    for block in workshop.agenda():
+    for block in BLOCKS:
         if block.kind == "lab":
             for notebook, heading in lab_prerequisites(block.part.notebook):
                 assert (notebook, heading) in taught, (
@@ -97,41 +204,96 @@ def test_lab_03_could_not_be_in_the_room_after_lesson_03_alone():
                for nb, _ in lab_prerequisites("labs/03_error_policy.ipynb"))
 
 
+# -- references --------------------------------------------------------------------------------------
+def test_every_reference_in_the_script_names_something_inside_its_block():
+    problems = [p for block in BLOCKS for p in workshop.reference_problems(block)]
+    assert not problems, "\n".join(problems)
+
+
+def test_the_reference_check_has_teeth():
+    block = next(b for b in BLOCKS if b.title.startswith("03"))
+    # the handle_tool_errors matrix is deep dive 7: outside the block
+    assert workshop.reference_problems(replace(block, say="every form: {§7}"))
+    assert workshop.reference_problems(replace(block, say="every form is §7"))  # written bare
+    assert not workshop.reference_problems(replace(block, say="every form is {home §7}"))
+    assert workshop.reference_problems(replace(block, say="{home §4}"))  # inside: not homework
+    assert workshop.reference_problems(replace(block, cuts=(workshop.Cut("§3", "skip it"),)))
+    assert workshop.reference_problems(replace(block, say="lesson {04 §42}"))
+    first = next(b for b in BLOCKS if b.title.startswith("01"))
+    assert workshop.reference_problems(replace(first, cuts=(workshop.Cut("§6", "the second example"),)))
+
+
+_SECTION = re.compile(r"(lesson \d\d )?§(\d+)(?:–§(\d+))?( \(homework\))?")
+
+
+def _named_sections(text: str) -> set[str]:
+    """`§N` a rendered text names as part of its own block (not `lesson NN §N`, not homework)."""
+    found = set()
+    for m in _SECTION.finditer(text):
+        if m.group(1) or m.group(4):
+            continue
+        found |= {f"§{n}" for n in range(int(m.group(2)), int(m.group(3) or m.group(2)) + 1)}
+    return found
+
+
+def _inside(block) -> set[str]:
+    return {f"§{h.split('.')[0]}" for h in block.sections if h[:1].isdigit()}
+
+
+def test_the_printed_script_names_only_sections_inside_each_block():
+    text = (ROOT / "docs" / "workshop" / "facilitator.md").read_text(encoding="utf-8")
+    chunks = re.split(r"^## ", text, flags=re.M)
+    for block in TAUGHT:
+        chunk = next(c for c in chunks if c.startswith(f"{workshop.clock(block.start)}–"))
+        named = _named_sections(chunk.split("| question | answer |")[0])
+        outside = sorted(named - _inside(block))
+        assert not outside, f"{block.title}: the script names {outside}"
+
+
+def test_the_demo_table_names_only_sections_inside_each_block():
+    rows = workshop.demo_table().splitlines()[2:]
+    assert len(rows) == len(TAUGHT)
+    for block, row in zip(TAUGHT, rows, strict=True):
+        assert row.startswith(f"| {block.title} |")
+        named = _named_sections(row)
+        outside = sorted(named - _inside(block))
+        assert not outside, f"{block.title}: the demo table names {outside}"
+
+
+def test_the_run_sheet_cues_and_cuts_come_from_the_blocks():
+    sheet = (ROOT / "docs" / "workshop" / "run-sheet.md").read_text(encoding="utf-8")
+    for block in TAUGHT:
+        start = f"| {workshop.clock(block.start)} |"
+        row = next(line for line in sheet.splitlines() if line.startswith(start))
+        assert _named_sections(row) <= _inside(block), block.title
+        for at, _ in block.cues:
+            assert workshop.clock(at) in row
+
+
+# -- the printed files -------------------------------------------------------------------------------
+def test_every_file_the_plan_prints_is_current():
+    problems = workshop.problems()
+    assert not problems, ("run `make workshop-guide` (or `make regen`):\n  " + "\n  ".join(problems))
+
+
 def test_the_guide_shows_this_agenda():
-    text = GUIDE.read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "workshop" / "README.md").read_text(encoding="utf-8")
     start = text.index(workshop.BEGIN_MARK) + len(workshop.BEGIN_MARK)
     end = text.index(workshop.END_MARK)
     assert text[start:end].strip() == workshop.markdown_table().strip(), (
-        "docs/workshop/README.md's agenda is stale: run python -m courseware.workshop write-guide")
+        "docs/workshop/README.md's agenda is stale: run make workshop-guide")
 
 
-@pytest.mark.parametrize("block", [b for b in workshop.agenda() if b.kind == "highlights"],
-                         ids=lambda b: Path(b.part.notebook).stem)
-def test_a_highlights_block_runs_alone_from_the_cells_it_names(block):
-    nbformat = pytest.importorskip("nbformat")
-    nbclient = pytest.importorskip("nbclient")
-    source = nbformat.read(ROOT / block.part.notebook, as_version=4)
-    alone = nbformat.v4.new_notebook(metadata=source.metadata)
-    alone.cells = [source.cells[i] for i in block.run_cells]
-    client = nbclient.NotebookClient(alone, timeout=120, kernel_name="python3",
-                                     resources={"metadata": {"path": str(ROOT / "notebooks")}},
-                                     allow_errors=True)
-    client.execute()
-    errors = []
-    for cell in alone.cells:
-        tags = cell.get("metadata", {}).get("tags", [])
-        for output in cell.get("outputs", []):
-            if output.get("output_type") == "error" and "raises-exception" not in tags:
-                errors.append(f"cell [{cell.get('execution_count')}]: {output['ename']}: {output['evalue']}")
-    assert not errors, "\n".join(errors)
-    assert workshop.execution_counts(block.part.notebook, list(block.run_cells))
-
-
-def test_the_facilitator_script_is_printed_from_the_agenda():
-    facilitator = ROOT / "docs" / "workshop" / "facilitator.md"
-    assert facilitator.read_text(encoding="utf-8") == workshop.facilitator_markdown(), (
-        "docs/workshop/facilitator.md is stale: run python -m courseware.workshop write-guide")
-    for block in workshop.agenda():
+def test_the_script_keeps_the_slides_interface():
+    # scripts/build_slides.py reads SCRIPT by block title (and "opening"), with these fields
+    for block in BLOCKS:
         if block.kind != "break":
-            script = workshop.script_of(block)
+            script = workshop.SCRIPT[block.title]
             assert {"say", "show", "checkpoint", "cut", "helpers", "questions"} <= set(script), block.title
+            assert "{" not in script["say"] + script["show"] + script["cut"], block.title
+    assert workshop.SCRIPT["opening"]["say"]
+
+
+def test_workshop_guide_command_writes_nothing_when_current(capsys):
+    assert workshop.main(["stale"]) == 0
+    assert "up to date" in capsys.readouterr().out
