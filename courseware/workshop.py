@@ -1114,9 +1114,9 @@ def run_sheet_markdown(plan: tuple[Block, ...] = PLAN) -> str:
     lines = [
         "# Run sheet",
         "",
-        "One page: print it and keep it beside the laptop. Clock from 0:00 (write your start time: "
-        "`____`). Generated from `courseware.workshop` with the [facilitator's script](facilitator.md), "
-        "which has the words; `make workshop-guide` rewrites it.",
+        "One page: print it in landscape and keep it beside the laptop. Clock from 0:00 (write your "
+        "start time: `____`). Generated from `courseware.workshop` with the "
+        "[facilitator's script](facilitator.md), which has the words; `make workshop-guide` rewrites it.",
         "",
         "| clock | block | min | teach / ex | time cues | checkpoint | behind? |",
         "|---|---|---|---|---|---|---|",

@@ -1,0 +1,193 @@
+"""The workshop kit around the agenda: one kernel name everywhere (the one `make lab` shows), the
+Carpentries' items (code of conduct and housekeeping in the opening, sticky notes and minute cards
+at every break, a shared notes template, how many helpers, a failed-laptop protocol), and the run
+sheet and feedback form each printing on one page."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from courseware import workshop
+from courseware.nbtools import KERNELSPEC
+
+ROOT = Path(__file__).resolve().parent.parent
+KIT = ROOT / "docs" / "workshop"
+BLOCKS = workshop.agenda()
+
+
+def _kit_texts() -> dict[str, str]:
+    texts = {p.relative_to(ROOT).as_posix(): p.read_text(encoding="utf-8") for p in sorted(KIT.glob("*.md"))}
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Workshops and the handout", 1)[-1].split("\n## ", 1)[0]
+    texts["README.md (workshop section)"] = section
+    return texts
+
+
+# -- the kernel ------------------------------------------------------------------------------------
+def test_every_notebook_stores_the_one_kernel_name():
+    assert workshop.KERNEL == KERNELSPEC["display_name"] == "Python 3 (ipykernel)"
+    notebooks = [*ROOT.glob("notebooks/[0-9][0-9]_*.ipynb"), *ROOT.glob("labs/[0-9][0-9]_*.ipynb"),
+                 *ROOT.glob("labs/solutions/[0-9][0-9]_*.ipynb"), *workshop.HIGHLIGHTS.glob("*.ipynb")]
+    for path in notebooks:
+        spec = json.loads(path.read_text(encoding="utf-8"))["metadata"]["kernelspec"]
+        assert (spec["name"], spec["display_name"]) == ("python3", workshop.KERNEL), path.name
+
+
+_KERNEL_MENTION = re.compile(
+    r"Change Kernel\s*→\s*\*?([^*|,;)]+)|--name\s+(\S+)|kernel (?:named|called) \*?([^*,;)]+)", re.I)
+_OTHER_NAME = re.compile(r"kernel[^.|\n]{0,30}toolnode-lab|toolnode-lab[^.|\n]{0,10} kernel", re.I)
+
+
+def test_the_kit_names_no_other_kernel():
+    for name, text in _kit_texts().items():
+        for match in _KERNEL_MENTION.finditer(text):
+            said = next(g for g in match.groups() if g).strip(" `")
+            assert said == workshop.KERNEL, (
+                f"{name} names a kernel {said!r}; `make lab` shows {workshop.KERNEL!r}")
+        assert not _OTHER_NAME.search(text), name
+    assert workshop.KERNEL in (KIT / "helpers.md").read_text(encoding="utf-8")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_make_lab_shows_that_kernel(tmp_path):
+    # the exact command `make lab` runs (after its setup step), with a port and token of our own and
+    # an empty home, asked over its REST API which kernels it offers
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    lab = re.compile(r"^lab:.*\n\t(\$\(VENV\)/bin/jupyter lab .*?)(?<!\\)\n", re.M | re.S)
+    recipe = lab.search(makefile).group(1)
+    assert "--LabApp.default_url=/lab/tree/notebooks/00_start_here.ipynb" in recipe
+    port = _free_port()
+    command = [str(ROOT / ".venv" / "bin" / "jupyter"), "lab", "--ServerApp.ip=127.0.0.1",
+               f"--ServerApp.root_dir={ROOT}", "--LabApp.default_url=/lab/tree/notebooks/00_start_here.ipynb",
+               f"--ServerApp.port={port}", "--ServerApp.open_browser=False", "--IdentityProvider.token=t"]
+    if os.getuid() == 0:
+        command.append("--allow-root")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JUPYTER")}
+    env |= {"HOME": str(tmp_path), "JUPYTER_CONFIG_DIR": str(tmp_path / "config"),
+            "JUPYTER_DATA_DIR": str(tmp_path / "data"), "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime")}
+    log = tmp_path / "jupyter.log"
+    with log.open("wb") as sink:
+        server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT)
+    try:
+        specs, deadline = None, time.monotonic() + 90
+        while specs is None and time.monotonic() < deadline:
+            try:
+                url = f"http://127.0.0.1:{port}/api/kernelspecs?token=t"
+                with urllib.request.urlopen(url, timeout=5) as answer:
+                    specs = json.load(answer)
+            except OSError:
+                assert server.poll() is None, log.read_text(errors="replace")[-2000:]
+                time.sleep(0.5)
+        assert specs is not None, "JupyterLab did not answer within 90 s"
+        shown = {name: spec["spec"]["display_name"] for name, spec in specs["kernelspecs"].items()}
+        assert shown == {"python3": workshop.KERNEL}, shown
+        assert specs["default"] == "python3"
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+# -- the Carpentries' items --------------------------------------------------------------------------
+def test_the_opening_has_the_code_of_conduct_and_housekeeping():
+    conduct = (KIT / "code-of-conduct.md").read_text(encoding="utf-8")
+    assert "who to tell" in conduct or "tell the instructor" in conduct
+    assert "docs.carpentries.org/policies/coc" in conduct
+    script = (KIT / "facilitator.md").read_text(encoding="utf-8")
+    welcome = script.split("## 0:00–", 1)[1].split("\n## ", 1)[0]
+    for said in ("code of conduct", "code-of-conduct.md", "housekeeping", "sticky notes",
+                 workshop.NOTES_LINK):
+        assert said in welcome, said
+
+
+def test_every_break_has_sticky_notes_and_minute_cards():
+    script = (KIT / "facilitator.md").read_text(encoding="utf-8")
+    sheet = (KIT / "run-sheet.md").read_text(encoding="utf-8")
+    breaks = [b for b in BLOCKS if b.kind == "break"]
+    for block in breaks:
+        chunk = script.split(f"## {workshop.clock(block.start)}–", 1)[1].split("\n## ", 1)[0]
+        assert "sticky notes" in chunk and "minute card" in chunk and "online" in chunk
+        start = f"| {workshop.clock(block.start)} |"
+        row = next(line for line in sheet.splitlines() if line.startswith(start))
+        assert "sticky notes, minute cards" in row
+    notes = (KIT / "notes-template.md").read_text(encoding="utf-8")
+    assert notes.count("## Minute card") == len(breaks)
+
+
+def test_the_shared_notes_template_has_the_link_placeholder_and_the_day():
+    notes = (KIT / "notes-template.md").read_text(encoding="utf-8")
+    assert workshop.NOTES_LINK in notes and workshop.REPOSITORY_LINK in notes
+    for block in BLOCKS:
+        assert f"| {workshop.clock(block.start)} | {block.title} | {block.minutes} |" in notes
+    guide = (KIT / "README.md").read_text(encoding="utf-8")
+    assert "notes-template.md" in guide.split("**Checklist**", 1)[1].split("## ", 1)[0]
+
+
+def test_how_many_helpers():
+    assert workshop.LEARNERS_PER_HELPER in range(8, 11)  # the Carpentries: one per 8-10 learners
+    assert [workshop.helpers_needed(n) for n in (1, 8, 9, 25, 40)] == [1, 1, 2, 4, 5]
+    said = f"**{workshop.helpers_needed()} helpers for {workshop.LEARNERS} learners**"
+    assert said in (KIT / "helpers.md").read_text(encoding="utf-8")
+    assert said in (KIT / "README.md").read_text(encoding="utf-8")
+
+
+def test_the_failed_laptop_protocol():
+    minutes = [m for m, _, _ in workshop.FAILED_LAPTOP]
+    timed = [m for m in minutes if m]
+    assert timed == sorted(timed) and minutes[-1] == 0, "steps in order, the last at the next break"
+    helpers = (KIT / "helpers.md").read_text(encoding="utf-8")
+    assert "## When a laptop fails" in helpers
+    for _, _, text in workshop.FAILED_LAPTOP:
+        assert text in helpers
+    # the room never waits for one laptop: by the last timed step its owner is on the pair's laptop
+    assert "pair's laptop" in workshop.FAILED_LAPTOP[-2][2]
+
+
+# -- printing -------------------------------------------------------------------------------------
+PRINT_CSS = {
+    "landscape": "@page { size: %s landscape; margin: 10mm; } body { font: 9pt sans-serif; }",
+    "portrait": "@page { size: %s; margin: 15mm; } body { font: 10pt sans-serif; }",
+}
+TABLE_CSS = ("table { border-collapse: collapse; width: 100%; } td, th { border: 0.5pt solid #999; "
+             "padding: 1.5pt 3pt; vertical-align: top; } h1 { font-size: 13pt; margin: 0 0 4pt; } "
+             "p { margin: 4pt 0; }")
+
+
+def print_pages(markdown: str, paper: str, orientation: str, out: Path) -> int:
+    """Pages of the Markdown printed by headless Chromium with a plain print style."""
+    import mistune
+
+    html = out / "page.html"
+    css = PRINT_CSS[orientation] % paper + TABLE_CSS
+    html.write_text(f"<!doctype html><meta charset=utf-8><style>{css}</style>{mistune.html(markdown)}",
+                    encoding="utf-8")
+    pdf = out / "page.pdf"
+    subprocess.run([shutil.which("chromium"), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                    f"--user-data-dir={out / 'profile'}", "--no-pdf-header-footer", f"--print-to-pdf={pdf}",
+                    html.as_uri()], check=True, capture_output=True, timeout=120)
+    info = subprocess.run(["pdfinfo", str(pdf)], check=True, capture_output=True, text=True).stdout
+    return int(re.search(r"^Pages:\s+(\d+)", info, re.M).group(1))
+
+
+@pytest.mark.skipif(not (shutil.which("chromium") and shutil.which("pdfinfo")),
+                    reason="needs Chromium and poppler (make handout-deps)")
+@pytest.mark.parametrize(("name", "orientation"),
+                         [("run-sheet.md", "landscape"), ("feedback.md", "portrait")])
+@pytest.mark.parametrize("paper", ["A4", "Letter"])
+def test_it_prints_on_one_page(tmp_path, name, orientation, paper):
+    assert print_pages((KIT / name).read_text(encoding="utf-8"), paper, orientation, tmp_path) == 1
