@@ -148,7 +148,7 @@ class Block:
     minutes: int = 0
     estimate: float = 0.0
     sections: tuple[str, ...] = field(default=())
-    run_cells: tuple[int, ...] = field(default=())
+    run_cells: tuple[int, ...] = field(default=())  # empty: a highlights block opens `highlights`
     cues: tuple[tuple[int, str], ...] = field(default=())
     exercises: int = 0
     saves: tuple[int, ...] = field(default=())
@@ -237,7 +237,7 @@ PLAN: tuple[Block, ...] = (
                     "A call that needs another's answer cannot be gathered with it."),
         say="Two awaits in a row wait for the sum; `gather` waits for the longest. Results come back in "
             "argument order, not finishing order. A call that needs another's answer stays sequential.",
-        room="each cell after you, predicting first; then change a delay and run it again",
+        room="each cell after you, predicting first",
         checkpoint="everyone has run {§2}'s timelines and can say why gather returns in argument order",
         cuts=(Cut("§1", "say it in one sentence (two awaits in a row wait for the sum) and start at {§2}"),),
         never_cut="never {§2-§4}: lab 01's checks point to them",
@@ -392,21 +392,30 @@ PLAN: tuple[Block, ...] = (
 )
 """The plan: which parts each block covers, its steps, its script. Minutes are computed."""
 
-HOMEWORK: tuple[str, ...] = (
-    "labs/01_make_it_concurrent.ipynb", "notebooks/02_custom_async_tool_node.ipynb",
-    "labs/02_build_a_tool_node.ipynb", "notebooks/03_builtin_toolnode.ipynb",
-    "notebooks/04_tools_condition_loop.ipynb", "notebooks/05_return_types.ipynb",
-    "labs/05_predict_return_types.ipynb", "notebooks/06_command_and_parent.ipynb",
-    "labs/06_hand_off_to_parent.ipynb", "notebooks/07_inside_toolnode.ipynb",
-    "notebooks/08_interceptors.ipynb", "labs/03_error_policy.ipynb",
-    "labs/08_guard_dangerous_tools.ipynb", "notebooks/09_prebuilt_agents.ipynb",
-    "notebooks/10_mcp_tools.ipynb", "notebooks/12_streaming_and_stopping.ipynb",
-    "notebooks/13_failure_and_recovery.ipynb", "labs/13_stop_stream_recover.ipynb",
-    "notebooks/14_approval_retry_and_order.ipynb", "notebooks/15_what_a_tool_sees.ipynb",
-    "notebooks/16_tool_definitions.ipynb", "notebooks/19_mock_interview.ipynb",
-    "notebooks/20_drill_bank.ipynb",
-)
-"""After the session, in this order (lab 03 after lesson 08: its checks use interceptors)."""
+LAB_AFTER = {"labs/03_error_policy.ipynb": "notebooks/08_interceptors.ipynb"}
+"""A lab that waits for a later lesson than its own: lab 03's checks use interceptors (lesson 08)."""
+
+
+def _homework() -> tuple[str, ...]:
+    """After the session: lab 01 (its second exercise), then from lesson 02 on each lesson followed by
+    its lab, in the course map's order; a lab of `LAB_AFTER` after the lesson it waits for."""
+    from courseware.course import LESSONS
+
+    out = ["labs/01_make_it_concurrent.ipynb"]
+    waiting = {lesson: lab for lab, lesson in LAB_AFTER.items()}
+    for row in LESSONS:
+        if row.number < 2:
+            continue
+        out.append(row.file)
+        if row.lab and row.lab not in LAB_AFTER:
+            out.append(row.lab)
+        if row.file in waiting:
+            out.append(waiting[row.file])
+    return tuple(out)
+
+
+HOMEWORK: tuple[str, ...] = _homework()
+"""After the session, in this order (`_homework`)."""
 
 FAILED_LAPTOP: tuple[tuple[int, str, str], ...] = (
     (2, "its fix", "A helper reads the check's `FAIL` lines with the learner and runs the `fix:` each "
@@ -645,7 +654,6 @@ def agenda(plan: tuple[Block, ...] = PLAN) -> list[Block]:
     for block in plan:
         cues: list[tuple[int, str]] = []
         heads: tuple[str, ...] = ()
-        run: tuple[int, ...] = ()
         exercises, saves, highlights_path = 0, (), ""
         if block.kind == "wrap-up":  # the rest of the session
             minutes = LENGTH - now
@@ -667,7 +675,6 @@ def agenda(plan: tuple[Block, ...] = PLAN) -> list[Block]:
                                   if s.mode in EXERCISE_MODES) * scale)
             heads = tuple(selected(block.part)[0])
             if block.kind == "highlights":
-                run = tuple(cells_to_run(block.part))
                 highlights_path = highlights_file(block.part).relative_to(ROOT).as_posix()
             saves = tuple(_saving(block, cut, minutes, scale) for cut in block.cuts)
         if block.items:
@@ -678,7 +685,7 @@ def agenda(plan: tuple[Block, ...] = PLAN) -> list[Block]:
         if block.part is None:  # a cut of a block without a notebook is an instruction, not a step
             saves = tuple(0 for _ in block.cuts)
         out.append(replace(block, start=now, minutes=minutes, estimate=round(exact, 1), sections=heads,
-                           run_cells=run, cues=tuple(cues), exercises=exercises, saves=saves,
+                           run_cells=(), cues=tuple(cues), exercises=exercises, saves=saves,
                            highlights=highlights_path))
         now += minutes
     return out
@@ -878,17 +885,17 @@ def demo_table(plan: tuple[Block, ...] = PLAN) -> str:
             continue
         you = [f"{_where_label(b, s.where)} ({s.mode}): {render(s.note)}" for s in b.steps
                if s.mode in ("show", "type")]
-        room = [f"{_where_label(b, s.where)}: {render(s.note)}" for s in b.steps if s.mode in EXERCISE_MODES]
-        room_text = "; ".join([render(b.room)] + room) if b.room else "; ".join(room)
+        own = [f"{_where_label(b, s.where)} ({s.mode})" for s in b.steps if s.mode in EXERCISE_MODES]
+        room_text = render(b.room) + (f" · on their own: {', '.join(own)}" if own else "")
         lines.append(f"| {b.title} | {'; '.join(you) or '—'} | {room_text} |")
     return "\n".join(lines)
 
 
 def homework_markdown() -> str:
-    """The homework, in order, each with its link and stated time."""
-    from courseware.course import LESSONS
+    """The homework, in order, each with its link and stated time, and the total."""
+    from courseware.course import LESSONS, hours
 
-    rows = []
+    rows, total_minutes = [], 0
     for path in HOMEWORK:
         lesson = next((r for r in LESSONS if r.file == path), None)
         if lesson is not None:
@@ -897,8 +904,10 @@ def homework_markdown() -> str:
             row = next(r for r in LESSONS if r.lab == path)
             stem = Path(path).stem
             label, minutes = f"lab {stem[:2]} · {stem[3:].replace('_', ' ')}", row.lab_minutes
+        total_minutes += minutes
         rows.append(f"{len(rows) + 1}. [{label}](../../{path}) — about {minutes} min")
-    return "\n".join(rows)
+    return "\n".join(rows) + (f"\n\nIn all about {total_minutes} minutes ({hours(total_minutes)}), "
+                              "deep dives left out.")
 
 
 # -- generated regions of hand-written files -------------------------------------------------------
@@ -1002,8 +1011,10 @@ def late_markdown(blocks: list[Block] | None = None) -> str:
         else:
             steps.append(f"Behind by more: drop {buffer.title}, {render(cut.how)} (gives back {saves} min).")
     steps.append("At any other checkpoint, 5 minutes behind: that block's first cut (below).")
-    never = [b.title.split(" · ")[0] for b in blocks if b.never_cut and not b.cuts]
-    steps.append(f"Never: {', '.join(never)}; nor the minute cards at the breaks.")
+    never = [b.title.split(" · ")[0].replace("Lab", "lab") for b in blocks
+             if b.never_cut and not b.cuts and b.kind != "wrap-up"]
+    steps.append(f"Never: {', '.join(never)} (stop at the clock instead), the minute cards at the breaks, "
+                 "the feedback form.")
     lines += [f"{n}. {text}" for n, text in enumerate(steps, start=1)]
     return "\n".join(lines)
 
@@ -1057,10 +1068,11 @@ def facilitator_markdown(plan: tuple[Block, ...] = PLAN) -> str:
                        f"`{block.part.notebook}`'s Setup, the earlier cells this section needs, and "
                        f"the section.\n")
         elif block.part is not None:
-            typed = [s for s in block.steps if s.mode == "type"]
-            extra = (" You type " + ", ".join(_where_label(block, s.where) for s in typed)
-                     + " into the live-coding copy (`make live-copy` → build/slides/live/); show the "
-                       "rest from the lesson beside it.") if typed else ""
+            typed = [_where_label(block, s.where) for s in block.steps if s.mode == "type"]
+            extra = (f" Before the room arrives, collapse the cell of {', '.join(typed)} (click the bar at "
+                     "its left). In the room, insert a cell below it (*B*), type it there and run it: the "
+                     "cells after it then run what you typed. The room does the same in their copy, or "
+                     "watches.") if typed else ""
             out.append(f"Open `{block.part.notebook}`.{extra}\n")
         if block.objectives:
             out.append("**Objectives**: by the checkpoint, everyone can\n")

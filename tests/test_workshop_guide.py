@@ -198,6 +198,25 @@ def test_every_in_room_lab_comes_after_what_its_checks_point_to():
             taught |= {(block.part.notebook, h) for h in block.sections}
 
 
+def test_the_homework_takes_every_lesson_and_lab_after_the_room_and_each_lab_after_what_it_needs():
+    from courseware.course import LESSONS
+
+    order = list(workshop.HOMEWORK)
+    assert len(order) == len(set(order))
+    for row in LESSONS:
+        if row.number >= 2:
+            assert row.file in order, row.file
+        if row.lab:
+            assert row.lab in order, row.lab
+    for lab in (p for p in order if p.startswith("labs/")):
+        module = ROOT / "helpers" / "labs" / f"lab{Path(lab).stem[:2]}.py"
+        if not re.search(r'^LESSON = "', module.read_text(encoding="utf-8"), re.M):
+            continue
+        for notebook, _ in lab_prerequisites(lab):
+            if notebook in order:  # lessons 00 and 01 are taught in the room
+                assert order.index(notebook) < order.index(lab), f"{lab} comes before {notebook}"
+
+
 def test_lab_03_could_not_be_in_the_room_after_lesson_03_alone():
     # the check above has teeth: lab 03's checks point into lesson 08 (interceptors)
     assert any(nb == "notebooks/08_interceptors.ipynb"
@@ -297,3 +316,37 @@ def test_the_script_keeps_the_slides_interface():
 def test_workshop_guide_command_writes_nothing_when_current(capsys):
     assert workshop.main(["stale"]) == 0
     assert "up to date" in capsys.readouterr().out
+
+
+def test_the_write_guide_command_rewrites_a_stale_file_in_a_copy(tmp_path):
+    # what `make workshop-guide` runs, on a copy of what it reads and writes (never this checkout)
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    for rel in ("courseware", "notebooks", "labs", "docs/workshop", "requirements.txt", "pyproject.toml"):
+        source, dest = ROOT / rel, tmp_path / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_dir():
+            shutil.copytree(source, dest, ignore=shutil.ignore_patterns("__pycache__", "backups"))
+        else:
+            shutil.copy(source, dest)
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "courseware.workshop", *args], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=300)
+
+    sheet = tmp_path / "docs" / "workshop" / "run-sheet.md"
+    sheet.write_text("edited by hand\n", encoding="utf-8")
+    assert run("stale").returncode == 1
+    wrote = run("write-guide")
+    assert wrote.returncode == 0, wrote.stdout + wrote.stderr
+    assert "wrote docs/workshop/run-sheet.md" in wrote.stdout
+    assert sheet.read_text(encoding="utf-8") == (ROOT / "docs" / "workshop" / "run-sheet.md").read_text(
+        encoding="utf-8")
+    again = run("stale")
+    assert again.returncode == 0, again.stdout
+    table = run("table")
+    assert f"total: {workshop.LENGTH} of {workshop.LENGTH} minutes" in table.stdout
