@@ -1003,13 +1003,14 @@ def late_markdown(blocks: list[Block] | None = None) -> str:
              f"{clock(buffer.start)}–{clock(buffer.end)}), the last block before the wrap-up. "
              f"Running late, cut in this order:", ""]
     steps = []
+    short = buffer.title.split(" · ")[0]
     for cut, saves in zip(buffer.cuts, buffer.saves, strict=True):
         if cut.where:
-            steps.append(f"At the second break ({clock(second_break.start)}), behind by up to {saves} min: "
-                         f"{buffer.title}, {_where_label(buffer, cut.where)}: {render(cut.how)} "
+            steps.append(f"At the second break ({clock(second_break.start)}), up to {saves} min behind: in "
+                         f"{short}, {_where_label(buffer, cut.where)} → {render(cut.how)} "
                          f"(gives back {saves} min).")
         else:
-            steps.append(f"Behind by more: drop {buffer.title}, {render(cut.how)} (gives back {saves} min).")
+            steps.append(f"More behind: drop {short} → {render(cut.how)} (gives back {saves} min).")
     steps.append("At any other checkpoint, 5 minutes behind: that block's first cut (below).")
     never = [b.title.split(" · ")[0].replace("Lab", "lab") for b in blocks
              if b.never_cut and not b.cuts and b.kind != "wrap-up"]
