@@ -125,7 +125,10 @@ handout-deps: setup
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	  else echo "The handout needs:$$missing (Debian/Ubuntu: sudo apt-get install$$missing)"; exit 1; fi; fi
 
-handout: handout-deps ## build the offline handout: build/handout/index.html and a PDF (about a minute)
+# Timed on a 2-core machine shared with other jobs: the first build about 10 minutes (Playwright and
+# mermaid fetched, then Chromium prints the A4 and Letter PDFs of some 400 pages each), later builds
+# about 5 (the PDFs). Installing Chromium, poppler, the CJK fonts and npm (handout-deps) comes on top.
+handout: handout-deps ## build the offline handout: build/handout/ site and PDFs (first build ~10 min, then ~5)
 	$(PY) scripts/build_handout.py
 
 handout-test: handout-deps ## build the handout and check it in headless Chromium with the network blocked
@@ -173,12 +176,12 @@ labs: ## run your labs headless, one line per exercise (a collected folder: make
 labs-build: setup ## regenerate the lab starters labs/NN_*.ipynb from labs/solutions/
 	$(PY) -m helpers.labs build
 
-reset-lab: ## restore one lab's starter, backing yours up: make reset-lab N=01
+reset-lab: ## restore one lab's starter, your version kept in labs/backups/: make reset-lab N=01
 	@test -n "$(N)" || { echo "Name the lab: make reset-lab N=01 (labs: $$($(PY) -m helpers.labs list --numbers 2>/dev/null || echo 'see python -m helpers.labs list'))"; exit 2; }
 	@$(DRIFT)
 	$(PY) -m helpers.labs reset $(N)
 
-reset-labs: ## restore every lab's starter (yours are backed up in labs/backups/)
+reset-labs: ## restore every lab's starter, your versions kept in labs/backups/
 	@$(DRIFT)
 	$(PY) -m helpers.labs reset all
 
@@ -209,9 +212,31 @@ soak: setup ## timing tests (50 rounds) and timing notebooks under 2 CPU hogs an
 rerun: setup ## no cell may break a cell above it: run, then re-run the first half (NB=... for one)
 	$(PY) -m courseware.nbtools rerun $(NB)
 
-reset-lessons: ## back up the lessons you ran and saved (saved-lessons/), restore the committed ones
+reset-lessons: ## restore the lessons you ran and saved, your versions kept in saved-lessons/
 	@$(DRIFT)
 	$(PY) -m courseware.nbtools reset
+
+# Between two groups on a shared laptop (docs/workshop/usb.md): the course exactly as it was cloned
+# and nothing of the group's left. Every tracked file back to the clone's commit; every file the group
+# added deleted, ignored ones included (lab backups, saved lessons, notebook checkpoints, exports,
+# new notebooks), keeping only the installed $(VENV), a wheelhouse/, build/, .cache/ and bytecode;
+# then this user's IPython history and JupyterLab workspaces (what was typed, the tabs left open).
+# Nothing is backed up. It refuses while JupyterLab runs here (an open tab would save a group's
+# notebook back), in a copy that is not a git clone (an unzipped one: unzip it again instead), and,
+# without YES=1, in a checkout that has labs/solutions/ (an instructor's or maintainer's, whose
+# uncommitted work it would delete).
+RESET_KEEP := -e /$(VENV) -e /wheelhouse -e /build -e /.cache -e '*.egg-info' -e __pycache__
+.PHONY: reset-laptop
+reset-laptop: ## between two groups on a shared laptop: the course as cloned, the group's files deleted (no backup)
+	@test -x $(PY) || $(NO_VENV)
+	@git rev-parse --is-inside-work-tree >/dev/null 2>&1 || { echo "reset-laptop: this copy is not a git clone (unzipped?): delete this folder and unzip repository/toolnode-lab.zip from the stick again, then make offline-install WHEELHOUSE=<stick>/wheelhouse"; exit 1; }
+	@test ! -d labs/solutions -o "$(YES)" = 1 || { echo "reset-laptop: this checkout has labs/solutions/ (not a learner's copy from the stick): it would delete every change not committed here. If you mean it: make reset-laptop YES=1"; exit 2; }
+	@$(PY) -c 'import sys; from pathlib import Path; from jupyter_server.serverapp import list_running_servers; 	  here = Path.cwd().resolve(); busy = [s["url"] for s in list_running_servers() if Path(s.get("root_dir", "/")).resolve() == here]; 	  sys.exit(f"reset-laptop: JupyterLab is running here ({busy[0]}): stop it first (File > Shut Down, or Ctrl-C twice in its terminal), then run it again") if busy else None'
+	@upstream=$$(git rev-parse -q --verify '@{upstream}' 2>/dev/null); 	  if [ -n "$$upstream" ] && [ "$$upstream" != "$$(git rev-parse HEAD)" ]; then git reset -q --hard "$$upstream"; fi
+	@git checkout -q HEAD -- .
+	git clean -fdx $(RESET_KEEP)
+	@$(PY) -c 'from pathlib import Path; import os; from IPython.paths import get_ipython_dir; from jupyter_core.paths import jupyter_config_dir; 	  spaces = Path(os.environ.get("JUPYTERLAB_WORKSPACES_DIR") or Path(jupyter_config_dir(), "lab", "workspaces")); 	  gone = [p for p in [*Path(get_ipython_dir()).glob("profile_*/history.sqlite*"), *spaces.glob("*.jupyterlab-workspace")] if p.is_file()]; 	  [p.unlink() for p in gone]; print(f"reset-laptop: deleted {len(gone)} IPython history and JupyterLab workspace file(s)")'
+	@echo "reset-laptop: every lesson and lab as cloned, nothing of the last group left; make doctor, then make lab"
 
 # -- workshop kit (docs/workshop/): slides, the live-coding copy, collecting labs, the doctor tally, the USB folder
 USB      ?= build/usb/toolnode-lab-usb
@@ -240,10 +265,20 @@ collect: setup ## who is stuck where, from a folder of learners' labs: make coll
 	@test -n "$(DIR)" -a "$(DIR)" != labs || { echo "Name the collected folder: make collect DIR=/media/usb/collected"; exit 2; }
 	$(PY) scripts/collect_labs.py "$(DIR)"
 
-doctor-tally: setup ## count attendees' doctor outputs: make doctor-tally DOCTORS=folder
+doctor-tally: setup ## count attendees' doctor outputs, and the make usb line for them: make doctor-tally DOCTORS=folder
 	@test -n "$(DOCTORS)" || { echo "Name the folder of doctor outputs: make doctor-tally DOCTORS=folder"; exit 2; }
 	$(PY) scripts/doctor_tally.py "$(DOCTORS)"
 
-usb: handout slides ## the USB folder: repository bundle+zip (no solutions), wheelhouse, handout, slides (DOCTORS= or PLATFORMS=/PYTHONS=)
-	$(PY) scripts/build_usb.py --out "$(USB)" $(if $(DOCTORS),--doctor-dir "$(DOCTORS)") \
-	  $(if $(WHEELS),--wheelhouse "$(WHEELS)") --platforms "$(PLATFORMS)" --pythons "$(PYTHONS)"
+# The stick's folder (docs/workshop/usb.md): the last commit without labs/solutions/ (bundle and zip),
+# the wheelhouse (gathered with pip download: scripts/build_usb.py puts pip into a uv-made venv first),
+# the handout and slides. NODOCS=1 leaves those two out (and does not build them: minutes faster);
+# REPO= is the address the stick's README.txt gives for the solutions after the session.
+# `make usb-test` builds a stick for this machine and installs from it with no network (.ci/run).
+.PHONY: usb-test
+usb: $(if $(NODOCS),setup,handout slides) ## the USB folder: repository (no solutions), wheelhouse, handout, slides (DOCTORS= or PLATFORMS=/PYTHONS=; NODOCS=1)
+	$(PY) scripts/build_usb.py --out "$(abspath $(USB))" $(if $(DOCTORS),--doctor-dir "$(DOCTORS)") \
+	  $(if $(WHEELS),--wheelhouse "$(WHEELS)") --platforms "$(PLATFORMS)" --pythons "$(PYTHONS)" \
+	  $(if $(NODOCS),--no-docs) $(if $(REPO),--repository-url "$(REPO)")
+
+usb-test: setup ## build a stick for this machine (NODOCS), install from it with the network cut, doctor, resets
+	TOOLNODE_LAB_USB_TEST=1 $(PY) -m pytest -q -p no:cacheprovider tests/test_usb.py

@@ -7,7 +7,11 @@ Each file is one attendee's `make doctor` output as they sent it (`ada.txt`: the
 attendee). It reads the report's own lines — `[ok  ] name: detail`, `[FAIL] name: detail`,
 `[note] ...` and the verdict `ready: ...` / `NOT ready: ...` — and counts ready / not ready, the
 platforms and Pythons (the `platform` line, mapped to `courseware.platforms.TARGETS`), and every
-failing line with who has it. The platforms it names are the wheelhouse's for `make usb`.
+failing line with who has it. The platforms it names are the wheelhouse's for `make usb`; the
+Pythons are the ones people will install with: their own when it is tested (3.11–3.13), otherwise
+the one their doctor's fix names (`make setup PYTHON=python3.11`, Windows `py -3.11 …`), since
+`make setup` makes their venv again with that one. A wheelhouse for Python 3.10 could not be
+gathered (`make usb` refuses it) and would be no use to them.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ sys.path.insert(0, str(ROOT))
 
 LINE = re.compile(r"^\[(ok  |FAIL|note)\] ([^:]+): (.*)$")
 PLATFORM = re.compile(r"^(Linux|macOS|Windows) (\S+), Python (\d+)\.(\d+)")
+FIX_PYTHON = re.compile(r"PYTHON=python(3\.\d+)|\bpy -(3\.\d+)|install Python (3\.\d+)")
+"""The tested Python a doctor's fix tells an attendee outside 3.11–3.13 to use."""
 
 
 @dataclass
@@ -34,6 +40,7 @@ class Report:
     ready: bool | None = None  # None: no verdict line (a cut-off paste)
     platform: str | None = None  # a courseware.platforms.TARGETS name, or the raw text if unknown
     python: str | None = None
+    fix_python: str | None = None  # the Python the doctor's fix names (only for an untested Python)
     failures: list[tuple[str, str]] = field(default_factory=list)
     notes: list[tuple[str, str]] = field(default_factory=list)
 
@@ -45,14 +52,27 @@ def target_name(system: str, machine: str) -> str:
     return found.name if found else f"{system} {machine} (untested)"
 
 
+def read_text(path: Path) -> str:
+    """A doctor output as sent: UTF-8, or UTF-16 with its byte-order mark (what Windows PowerShell's
+    `> doctor.txt` writes)."""
+    data = path.read_bytes()
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16", errors="replace")
+    return data.decode("utf-8-sig", errors="replace")
+
+
 def read_report(path: Path) -> Report:
     report = Report(path.stem)
-    for raw in path.read_text(encoding="utf-8", errors="replace").splitlines():
+    for raw in read_text(path).splitlines():
         line = raw.strip()
         if line.startswith("ready:"):
             report.ready = True
         elif line.lower().startswith("not ready:"):
             report.ready = False
+        if line.startswith(("fix:", "NOT ready:")) and report.fix_python is None:
+            named = FIX_PYTHON.search(line)
+            if named:
+                report.fix_python = next(group for group in named.groups() if group)
         match = LINE.match(line)
         if not match:
             continue
@@ -76,14 +96,42 @@ def collect(folder: Path) -> list[Report]:
     return [read_report(p) for p in files]
 
 
+def wheel_python(report: Report) -> str | None:
+    """The Python this attendee will install with: theirs when tested, else the one their doctor's fix
+    names, else the oldest tested one (what the doctor tells someone with none on PATH)."""
+    from courseware.platforms import SUPPORTED_PYTHONS
+
+    if report.python is None or report.python in SUPPORTED_PYTHONS:
+        return report.python
+    if report.fix_python in SUPPORTED_PYTHONS:
+        return report.fix_python
+    return SUPPORTED_PYTHONS[0]
+
+
+def _by_version(versions) -> list[str]:
+    return sorted(set(versions), key=lambda v: tuple(map(int, v.split("."))))
+
+
 def make_args(reports: list[Report]) -> str:
-    """`PLATFORMS=... PYTHONS=...` for `make usb` / `make offline-bundle`: every tested platform named."""
+    """`PLATFORMS=... PYTHONS=...` for `make usb` / `make offline-bundle`: every tested platform named,
+    and the tested Python each attendee will install with (`wheel_python`)."""
     from courseware.platforms import TARGETS
 
     known = {t.name for t in TARGETS}
     platforms = sorted({r.platform for r in reports if r.platform in known})
-    pythons = sorted({r.python for r in reports if r.python}, key=lambda v: tuple(map(int, v.split("."))))
+    pythons = _by_version(p for p in map(wheel_python, reports) if p)
     return f"PLATFORMS={','.join(platforms)} PYTHONS={','.join(pythons)}"
+
+
+def moving(reports: list[Report]) -> list[str]:
+    """One line per untested Python in the room: who must install which tested one first."""
+    moves: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for r in reports:
+        target = wheel_python(r)
+        if r.python and target and target != r.python:
+            moves[(r.python, target)].append(r.who)
+    return [f"  Python {old} -> {new}: {', '.join(sorted(who))}"
+            for (old, new), who in sorted(moves.items(), key=lambda kv: tuple(map(int, kv[0][0].split("."))))]
 
 
 def summary(reports: list[Report]) -> str:
@@ -110,6 +158,11 @@ def summary(reports: list[Report]) -> str:
     notes = Counter(name for r in reports for name, _ in r.notes)
     if notes:
         lines += ["", "notes (not failures): " + ", ".join(f"{n} ×{c}" for n, c in notes.most_common())]
+    moves = moving(reports)
+    if moves:
+        lines += ["", "untested Pythons: each moves to the one their doctor's fix names (the stick has",
+                  "its wheels; ask them to apply that fix before the day)"]
+        lines += moves
     lines += ["", f"for the USB stick: make usb {make_args(reports)}"]
     return "\n".join(lines)
 
