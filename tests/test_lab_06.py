@@ -2,7 +2,10 @@
 them named at random, capitalised), so a cap on the Sends, a filter on the lab's own node names or a
 change of case is refused on every draw; correct hand-offs written differently pass; a check whose own
 node list was shrunk still judges the learner's code, and a failure of the course's own parent graph
-is said to be the course's. Each answer is judged on five draws."""
+is said to be the course's. Every draw plays a lookup before a hand-off and one after it, so a
+hand-off that reads one position of the turn is refused on every draw; a node function of the
+parent's own (no subgraph, no `Command.PARENT`) is refused; a cap's verdict counts the node runs that
+really happened. Each answer is judged on five draws (ten for the position attacks)."""
 
 from __future__ import annotations
 
@@ -187,6 +190,72 @@ def test_wrong_hand_offs_are_refused_on_every_draw_with_the_mistake_named():
         results = verdicts(lambda pair, seed=seed: lab06.check_hand_off(*pair, seed=seed), answers)
         assert_verdicts(results, expected)
         assert "all 16 parent nodes" in results["at most four Sends"]
+        # the cap's verdict counts the node runs that really happened, not a per-call k
+        assert "only 4 node run(s)" in results["at most four Sends"], results["at most four Sends"]
+        assert "only 10 node run(s)" in results["at most ten Sends"], results["at most ten Sends"]
+        assert "only 8 node run(s)" in results["de-duplicated, then at most eight"]
+
+
+def hand_off_if(position):
+    """A hand-off node that hands off only when the call at `position` of the turn is a route_to."""
+
+    def hand_off(state):
+        asked = next(m for m in reversed(state["messages"]) if isinstance(m, AIMessage))
+        if asked.tool_calls[position]["name"] != "route_to":
+            return {}
+        answers, nodes = this_turn(state)
+        return Command(graph=Command.PARENT, goto=[Send(n, None) for n in nodes], update={"messages": answers})
+
+    return hand_off
+
+
+def test_a_hand_off_that_looks_at_one_position_of_the_turn_is_refused_on_every_draw():
+    answers = {
+        "hands off only when route_to comes first": (ROUTE_TO, team(hand_off_if(0))),
+        "hands off only when route_to comes last": (ROUTE_TO, team(hand_off_if(-1))),
+    }
+    expected = {
+        "hands off only when route_to comes first": (", then a hand-off", "no parent node ran"),
+        "hands off only when route_to comes last": ("a hand-off, then a lookup", "no parent node ran"),
+    }
+    for seed in range(10):  # a pass on any seed fails the test
+        results = verdicts(lambda pair, seed=seed: lab06.check_hand_off(*pair, seed=seed), answers)
+        assert_verdicts(results, expected)
+
+
+def test_every_draw_plays_a_lookup_before_a_hand_off_and_one_after():
+    for seed in range(200):
+        scenario = lab06.draw_scenario(random.Random(seed))
+        turns = [[c["name"] for c in turn] for _, case in scenario.cases for turn in case]
+        mixed = [names for names in turns if "route_to" in names and "lookup_weather" in names]
+        assert any(names.index("lookup_weather") < names.index("route_to") for names in mixed), turns
+        assert any(names.index("lookup_weather") > names.index("route_to") for names in mixed), turns
+
+
+def parent_level_team(tools):  # no subgraph, no Command.PARENT: a node function of the parent's own
+    by_name = {t.name: t for t in tools}
+
+    def team_node(state):
+        asked = next(m for m in reversed(state["messages"]) if isinstance(m, AIMessage))
+        answers = [by_name[c["name"]].invoke(c) for c in asked.tool_calls]
+        nodes = [n for c in asked.tool_calls if c["name"] == "route_to" for n in c["args"]["nodes"]]
+        if not nodes:
+            return {"messages": answers}
+        return Command(goto=[Send(n, None) for n in nodes], update={"messages": answers})
+
+    return team_node
+
+
+def test_a_node_function_instead_of_a_subgraph_is_refused():
+    for seed in range(3):
+        try:
+            lab06.check_hand_off(ROUTE_TO, parent_level_team, seed=seed)
+        except CheckFailed as verdict:
+            message = str(verdict)
+        else:
+            raise AssertionError("a node function without Command.PARENT passed")
+        assert "build_team did not return a compiled subgraph" in message, message
+        assert "a node function, not a subgraph" in message and "Command.PARENT" in message, message
 
 
 def test_every_draw_has_a_hand_off_to_sixteen_nodes_that_ends_with_a_node_asked_for_once():

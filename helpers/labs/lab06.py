@@ -10,8 +10,12 @@ The check draws one scenario per check and plays each of its cases on a real par
 lab's A, B, C and D plus twelve more whose names are drawn, so nothing the learner can reach decides
 them. Every check plays, whatever the draw: the two hand-offs the lab shows; a hand-off to every one
 of the sixteen nodes (one `route_to` call naming all of them, after another that asks for two of
-them again), which no cap on the number of Sends survives; a hand-off next to a lookup; a lookup
-alone; a second turn of one thread. Cities, call ids and the order of calls are drawn.
+them again), which no cap on the number of Sends survives; a lookup BEFORE a hand-off in one turn
+and a lookup AFTER a hand-off in another (the second turn of one thread), so a hand-off that only
+looks at the turn's first or last call fails on every draw; a lookup alone. The team must be a
+compiled subgraph (a node function of the parent's own would reach the parent's nodes without
+`Command.PARENT`, which is not the hand-off the lab practises). Cities, node names and call ids are
+drawn.
 
 Outcomes are recorded as they happen, by the course's side: each parent node reports to a recorder
 when it runs, the lookup tool records each city it is really called for, and a Send to a node the
@@ -49,6 +53,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
+from langgraph.pregel import Pregel
 
 from helpers import labs
 from helpers.cities import WEATHER, weather_report
@@ -208,8 +213,7 @@ def draw_scenario(rng: random.Random) -> Scenario:
 
     shown = {label: tuple(_call(tool, t) for tool, t in calls) for label, calls in _SHOWN}
     near, alone, later = city(), city(), city()
-    pair = [_call("route_to", some(rng.randint(1, 2))), _call("lookup_weather", near)]
-    rng.shuffle(pair)
+    pair = [_call("lookup_weather", near), _call("route_to", some(rng.randint(1, 2)))]  # lookup first
     first = some(2)
     second = some(2)
     while set(second) == set(first):
@@ -218,10 +222,10 @@ def draw_scenario(rng: random.Random) -> Scenario:
     cases = (
         ("two hand-offs", (shown["two hand-offs"],)),
         (f"a hand-off to all {len(nodes)} parent nodes", (every,)),
-        (f"a hand-off and a lookup ({near})", (tuple(pair),)),
+        (f"a lookup ({near}), then a hand-off", (tuple(pair),)),
         (f"a lookup alone ({alone})", ((_call("lookup_weather", alone),),)),
         (
-            "a second turn in the same thread",
+            "a second turn in the same thread (a hand-off, then a lookup)",
             ((_call("route_to", first),), (_call("route_to", second), _call("lookup_weather", later))),
         ),
     )
@@ -254,13 +258,21 @@ def _few(nodes: Counter, limit: int = 6) -> str:
 
 
 # -- why the parent ran other nodes ------------------------------------------------------------------------
-def _capped(seen: set[str], route_calls: list[dict]) -> int | None:
-    """k when the nodes that ran are exactly the first k requests (of the turn, or of each call)."""
+def _capped(seen: Counter, route_calls: list[dict]) -> str | None:
+    """What the nodes that ran say about a cap, when they are exactly the first requests of the turn
+    (or the first k of each route_to call): a sentence counting the node runs that really happened."""
     requests = [n for c in route_calls for n in c["args"]["nodes"]]
+    runs, distinct = sum(seen.values()), len(seen)
+    counted = f"{runs} node run(s)" + (f" ({distinct} distinct nodes)" if distinct != runs else "")
     for k in range(1, len(requests)):
-        per_call = {n for c in route_calls for n in c["args"]["nodes"][:k]}
-        if seen == set(requests[:k]) or seen == per_call:
-            return k
+        if set(seen) == set(requests[:k]):
+            return f"only {counted} happened for {len(requests)} requests, and they are the first ones asked for"
+    for k in range(1, max((len(c["args"]["nodes"]) for c in route_calls), default=0)):
+        if set(seen) == {n for c in route_calls for n in c["args"]["nodes"][:k]}:
+            return (
+                f"only {counted} happened for {len(requests)} requests: the first {k} node(s) of each "
+                "route_to call"
+            )
     return None
 
 
@@ -287,7 +299,7 @@ def _nodes_problem(
         f"; never ran: {', '.join(missing[:6])}" if missing else ""
     )
     route_calls = [c for c in calls if c["name"] == "route_to"]
-    cap = _capped(set(seen), route_calls) if missing and seen else None
+    cap = _capped(seen, route_calls) if missing and seen else None
     if unknown:
         observed += f"; Sends to unknown nodes {sorted(set(unknown))[:6]} (langgraph ignores them)"
         why = (
@@ -331,9 +343,8 @@ def _nodes_problem(
         )
     elif cap:
         why = (
-            f"only the first {cap} requested node(s) ran, of {sum(asked.values())} requests: is there a cap "
-            "(a slice such as `nodes[:4]`, a maximum number of Sends)? Hand off to every node asked for, "
-            "however many"
+            f"{cap}: is there a cap (a slice such as `nodes[:4]`, a maximum number of Sends)? Hand off to "
+            "every node asked for, however many"
         )
     elif extra:
         why = (
@@ -499,12 +510,20 @@ def _team(build_team: Any, tools: list) -> Any:
             "end `build_team` with `return team.compile()`",
             where=where,
         )
-    if not isinstance(team, Runnable) and not callable(team):
+    if not isinstance(team, Pregel):
+        plain = callable(team) or isinstance(team, Runnable)
         raise fail(
             "build_team did not return a compiled subgraph.",
-            expected=expected,
-            observed=f"a {type(team).__name__}",
-            why="the parent adds what build_team returns as a node: end `build_team` with "
+            expected=expected + ": a StateGraph over ParentState, compiled, whose hand-off leaves it with "
+            "`Command(graph=Command.PARENT, goto=...)`",
+            observed=f"a {type(team).__name__}" + (" (a node function, not a subgraph)" if plain else ""),
+            why="a function added to the parent is a node of the parent itself: its `Command(goto=...)` "
+            "reaches the parent's nodes without `Command.PARENT`, and the trap this lab is about (a "
+            "PARENT Command leaving a subgraph with other calls' answers behind) never happens — build "
+            "the team as a subgraph (its ToolNode and your hand-off node) and end `build_team` with "
+            "`return team.compile()`"
+            if plain
+            else "the parent adds what build_team returns as a node: end `build_team` with "
             "`return team.compile()`",
             where=where,
         )
@@ -647,7 +666,8 @@ def check_hand_off(route_to: Any, build_team: Any, *, seed: int | None = None) -
             cases.ok(label, detail)
     return cases.result(
         f"every asked-for parent node ran and no other (seen by the parent's own nodes), also all "
-        f"{len(scenario.nodes)} at once; a lookup's answer reached the parent next to a hand-off and alone; "
+        f"{len(scenario.nodes)} at once; a lookup's answer reached the parent before a hand-off, after "
+        "one and alone; "
         "a second turn handed off its own nodes — every tool call answered in the parent each time."
     )
 
