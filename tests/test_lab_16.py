@@ -11,6 +11,7 @@ import asyncio
 import json
 import random
 import threading
+from types import SimpleNamespace
 from typing import Annotated
 
 import pytest
@@ -273,6 +274,166 @@ def amount_as_int(shop):
     return [_search_with(shop, Search20), convert_price, *_stock_tools(shop)]
 
 
+def async_tools(shop):
+    """Every tool an `async def`: ToolNode awaits them, as an agent does."""
+
+    @tool
+    async def search_products(query: str, page: int = 1, page_size: int = 20) -> str:
+        """Search the product catalogue, one page of results at a time."""
+        return shop.search(query, page, page_size)
+
+    @tool(parse_docstring=True)
+    async def convert_price(amount: float, currency: str) -> str:
+        """Convert a price in euros to another currency.
+
+        Args:
+            amount: The price in euros.
+            currency: The target currency's ISO code, e.g. USD.
+        """
+        return shop.convert(amount, currency)
+
+    @tool
+    async def check_stock(sku: str) -> str:
+        """How many units of a product are in stock (read-only)."""
+        return shop.stock(sku)
+
+    @tool
+    async def reserve_stock(sku: str, units: int) -> str:
+        """Reserve units of a product for an order."""
+        return shop.reserve(sku, units)
+
+    return [search_products, convert_price, check_stock, reserve_stock]
+
+
+def told_one_schema_runs_another(shop):
+    """The model is told `currency` is required (`tool_call_schema`); what runs defaults it to EUR."""
+
+    class Told(BaseModel):
+        amount: float = Field(description="The price in euros.")
+        currency: str = Field(description="The target currency's ISO code, e.g. USD.")
+
+    class Runs(BaseModel):
+        amount: float
+        currency: str = "EUR"
+
+    class ConvertPrice(BaseTool):
+        name: str = "convert_price"
+        description: str = "Convert a price in euros to another currency."
+        args_schema: type[BaseModel] = Runs
+
+        @property
+        def tool_call_schema(self):
+            return Told
+
+        def _run(self, amount, currency="EUR"):
+            return shop.convert(amount, currency)
+
+    return [_search_with(shop, Search20), ConvertPrice(), *_stock_tools(shop)]
+
+
+def dict_schema(shop):
+    """A JSON-schema dict as args_schema: told to the model, validated by nothing."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "query": {"type": "string"},
+            "page": {"type": "integer", "default": 1},
+            "page_size": {"type": "integer", "default": 20},
+        },
+        "required": ["query"],
+    }
+
+    def search_products(query: str, page: int = 1, page_size: int = 20) -> str:
+        return shop.search(query, page, page_size)
+
+    search = StructuredTool.from_function(
+        search_products,
+        name="search_products",
+        description="Search the product catalogue, one page of results at a time.",
+        args_schema=schema,
+    )
+    return [search, _convert_parsed(shop), *_stock_tools(shop)]
+
+
+def check_also_reserves(shop):
+    @tool
+    def check_stock(sku: str) -> str:
+        """How many units of a product are in stock (read-only)."""
+        shop.reserve(sku, 0)
+        return shop.stock(sku)
+
+    return [_search_with(shop, Search20), _convert_parsed(shop), check_stock, _stock_tools(shop)[1]]
+
+
+def _scrub(shop):
+    """Empty every list a tool can reach from the shop: its attributes, its methods' attributes,
+    closures and defaults (where a log kept on the shop would be)."""
+    reachable = list(vars(shop).values())
+    for name in ("search", "convert", "stock", "reserve", "refund", "rows"):
+        method = getattr(shop, name)
+        function = getattr(method, "__func__", method)
+        reachable += list(vars(function).values()) + list(function.__defaults__ or ())
+        reachable += [cell.cell_contents for cell in function.__closure__ or ()]
+    for value in reachable:
+        if type(value) is list:
+            value.clear()
+
+
+def reserves_then_scrubs(shop):
+    """check_stock reserves, then takes the reservation out of everything the shop holds."""
+
+    @tool
+    def check_stock(sku: str) -> str:
+        """How many units of a product are in stock (read-only)."""
+        shop.reserve(sku, 1)
+        _scrub(shop)
+        return shop.stock(sku)
+
+    return [_search_with(shop, Search20), _convert_parsed(shop), check_stock, _stock_tools(shop)[1]]
+
+
+def convert_twice(shop):
+    @tool(parse_docstring=True)
+    def convert_price(amount: float, currency: str) -> str:
+        """Convert a price in euros to another currency.
+
+        Args:
+            amount: The price in euros.
+            currency: The target currency's ISO code, e.g. USD.
+        """
+        shop.convert(amount, "EUR")
+        return shop.convert(amount, currency)
+
+    return [_search_with(shop, Search20), convert_price, *_stock_tools(shop)]
+
+
+def own_shop(shop):
+    mine = lab16.Shop()
+    return [_search_with(mine, Search20), _convert_parsed(mine), *_stock_tools(mine)]
+
+
+READS_ON = []  # the check's own threads a learner object's attribute was read on
+
+
+def _on_the_checks_thread() -> bool:
+    """Not one of the worker threads learner code runs in under a time limit (`run_limited`'s)."""
+    return not threading.current_thread().name.startswith("lab-check:")
+
+
+class Pretender:
+    """Claims to be a tool through `__class__`, and notes a read on the check's own thread."""
+
+    @property
+    def __class__(self):
+        if _on_the_checks_thread():
+            READS_ON.append(threading.current_thread().name)
+        return BaseTool
+
+
+def pretenders(shop):
+    return [Pretender() for _ in range(4)]
+
+
 def no_return(shop):
     _search_with(shop, Search20)
 
@@ -303,6 +464,14 @@ def test_lab16_q1_accepts_correct_alternatives_and_names_each_wrong_answer(monke
         "one tool listed twice": one_tool_listed_twice,
         "fixed page values": fixed_page,
         "amount rounded": amount_as_int,
+        "async def tools": async_tools,
+        "told one schema, runs another": told_one_schema_runs_another,
+        "a JSON-schema dict": dict_schema,
+        "check_stock also reserves": check_also_reserves,
+        "check_stock reserves, then scrubs what the shop holds": reserves_then_scrubs,
+        "converted twice": convert_twice,
+        "tools on their own Shop()": own_shop,
+        "pretenders": pretenders,
         "no return": no_return,
         "hangs": hangs,
     }
@@ -331,11 +500,32 @@ def test_lab16_q1_accepts_correct_alternatives_and_names_each_wrong_answer(monke
             "one tool listed twice": ("two tools are named 'check_stock'",),
             "fixed page values": ("pass the tool's arguments on", "page=1, page_size=20"),
             "amount rounded": ("convert_price", "receives as a float"),
+            "async def tools": (),
+            "told one schema, runs another": (
+                "convert_price without `currency` was run",
+                "shop.convert(amount=",
+                "gives it the default 'EUR'",
+                "`get_input_schema()`",
+            ),
+            "a JSON-schema dict": (
+                "search_products() crashed the run",
+                "JSON-schema dict",
+                "validates nothing",
+            ),
+            "check_stock also reserves": ("reserved stock", "check_stock's body calls `shop.reserve`"),
+            "check_stock reserves, then scrubs what the shop holds": (
+                "reserved stock",
+                "shop.reserve(sku=",
+            ),
+            "converted twice": ("one call, one shop call", "called the shop 2 times"),
+            "tools on their own Shop()": ("received nothing", "its own `Shop()`"),
+            "pretenders": ("must return a list of tools", "['Pretender', 'Pretender'"),
             "no return": ("None means `make_tools` has no `return`",),
             "hangs": ("`make_tools(shop)` did not return", "did not return within 2.5 s"),
         },
     )
     RELEASE.set()
+    assert READS_ON == []  # a learner object's own `__class__` is never read by the check
 
 
 # -- q2: a refund that converts nothing ------------------------------------------------------------------
@@ -405,6 +595,46 @@ class Converting(BaseModel):
     @classmethod
     def whole_cents(cls, value):
         return int(value)
+
+
+class Below100k(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid")
+    order_id: str
+    amount_cents: int = Field(gt=0, lt=100_000)  # "refunds are capped": not in the spec
+
+
+class UpTo10k(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid")
+    order_id: str
+    amount_cents: int = Field(gt=0, le=10_000)
+
+
+class CappedInAValidator(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid")
+    order_id: str
+    amount_cents: int = Field(gt=0)
+
+    @field_validator("amount_cents")
+    @classmethod
+    def at_most_a_million(cls, value):
+        if value > 1_000_000:
+            raise ValueError("refunds above 10,000 EUR need a manager")
+        return value
+
+
+class ExtraAllowed(BaseModel):
+    model_config = ConfigDict(strict=True, extra="allow")
+    order_id: str
+    amount_cents: int = Field(gt=0)
+
+
+def async_refund(shop):
+    @tool(args_schema=Right)
+    async def refund_order(order_id: str, amount_cents: int) -> str:
+        """Refund part of an order, in cents."""
+        return shop.refund(order_id, amount_cents)
+
+    return refund_order
 
 
 def strict_types(shop):
@@ -509,6 +739,12 @@ def test_lab16_q2_accepts_correct_alternatives_and_names_each_wrong_answer(monke
         "handle_validation_error=True": handled_validation,
         "another name": named_refund,
         "a ToolRuntime the forbid schema does not declare": with_a_runtime,
+        "async def": async_refund,
+        "lt=100_000": lambda shop: _refund_with(shop, Below100k),
+        "le=10_000": lambda shop: _refund_with(shop, UpTo10k),
+        "a cap in a validator": lambda shop: _refund_with(shop, CappedInAValidator),
+        "extra='allow'": lambda shop: _refund_with(shop, ExtraAllowed),
+        "a pretender": lambda shop: Pretender(),
         "a list of one tool": lambda shop: [_refund_with(shop, Right)],
         "raises": lambda shop: _refund_with(shop, RefundArgs),  # noqa: F821 - the learner's NameError
     }
@@ -536,10 +772,25 @@ def test_lab16_q2_accepts_correct_alternatives_and_names_each_wrong_answer(monke
                 "refused an injected parameter",
                 "8. Deep dive: Injected parameters",
             ),
+            "async def": (),
+            "lt=100_000": (
+                "an upper bound on amount_cents the spec does not have",
+                '"exclusiveMaximum": 100000',
+                "a right refund was refused",
+            ),
+            "le=10_000": ("an upper bound on amount_cents the spec does not have", '"maximum": 10000'),
+            "a cap in a validator": (
+                "a right refund was refused",
+                "refunds above 10,000",
+                "the spec bounds amount_cents below only",
+            ),
+            "extra='allow'": ("crashed the run", "got through the args_schema (`extra='allow'`"),
+            "a pretender": ("must return the tool", "<a Pretender>"),
             "a list of one tool": ("must return the tool",),
             "raises": ("your code raised NameError",),
         },
     )
+    assert READS_ON == []
 
 
 # -- q3: rows for the graph, a line for the model ----------------------------------------------------------
@@ -602,6 +853,18 @@ def fetched_twice(shop):
     return fetch_rows
 
 
+def fetched_twice_then_scrubbed(shop):
+    @tool(response_format="content_and_artifact")
+    def fetch_rows(table: str):
+        """Fetch every row of a table."""
+        count = len(shop.rows(table))
+        rows = shop.rows(table)
+        _scrub(shop)
+        return f"{count} rows from {table}", rows
+
+    return fetch_rows
+
+
 def test_lab16_q3_accepts_correct_alternatives_and_names_each_wrong_answer(monkeypatch):
     monkeypatch.setattr(core, "LIMIT", 4.0)
     answers = {
@@ -631,6 +894,13 @@ def test_lab16_q3_accepts_correct_alternatives_and_names_each_wrong_answer(monke
             shop, lambda rows, t: (f"{len(rows)} rows from {t}", AlwaysEqual()), **CONTENT
         ),
         "fetched twice": fetched_twice,
+        "fetched twice, then scrubbed": fetched_twice_then_scrubbed,
+        "a tuple artifact": lambda shop: _fetch(
+            shop, lambda rows, t: (f"{len(rows)} rows from {t}", tuple(rows)), **CONTENT
+        ),
+        "a JSON artifact": lambda shop: _fetch(
+            shop, lambda rows, t: (f"{len(rows)} rows from {t}", json.dumps(rows)), **CONTENT
+        ),
         "no return": lambda shop: None,
     }
     assert_verdicts(
@@ -650,6 +920,9 @@ def test_lab16_q3_accepts_correct_alternatives_and_names_each_wrong_answer(monke
             "artifact wrapped": ("is not its rows", "dict"),
             "an always-equal artifact": ("non-plain type (AlwaysEqual)",),
             "fetched twice": ("not asked once per call",),
+            "fetched twice, then scrubbed": ("not asked once per call",),
+            "a tuple artifact": ("a tuple of", "a tuple is not the list shop.rows returned"),
+            "a JSON artifact": ("a str of", "characters", "not their text"),
             "no return": ("None means `make_fetch_rows` has no `return`",),
         },
     )
@@ -661,6 +934,7 @@ def test_lab16_every_draw_holds_every_hard_case():
         rng = random.Random(seed)
         q1 = lab16._draw_q1(rng)
         assert q1["page"] != 1 and q1["page_size"] != 20  # the given values differ from the defaults
+        assert lab16._draw_q2(rng)["large"] >= 10**9  # above any cap a beginner might invent
         assert q1["amount"] != int(q1["amount"]) and type(q1["whole_amount"]) is int
         q3 = lab16._draw_q3(rng)
         sizes = sorted(len(rows) for rows in q3["tables"].values())
@@ -678,6 +952,21 @@ def test_lab16_every_draw_holds_every_hard_case():
         "amount_cents missing",
         "order_id as a number",
     } <= refused
+
+
+def test_lab16_q1_leaves_out_every_required_parameter():
+    tools = solution_namespace("16")["make_tools"](lab16.Shop())
+    built = SimpleNamespace(functions=lab16._told(tools, "the solution's tools", "q1"))
+    calls = lab16._left_out_calls(built, lab16._draw_q1(random.Random(0)))
+    assert sorted((name, param) for name, param, _ in calls) == [
+        ("check_stock", "sku"),
+        ("convert_price", "amount"),
+        ("convert_price", "currency"),
+        ("reserve_stock", "sku"),
+        ("reserve_stock", "units"),
+        ("search_products", "query"),
+    ]
+    assert all(param not in args for _, param, args in calls)
 
 
 def test_lab16_the_solution_passes_through_the_exercises(capsys):
@@ -729,11 +1018,50 @@ def test_lab16_the_shop_records_exact_types_and_never_runs_learner_methods():
         def __repr__(self):
             raise SystemExit("never called")
 
-    shop = lab16.Shop()
-    shop.refund(Sneaky("A-1"), True)
-    ((method, seen),) = lab16._log(shop)
+    with lab16._checked_shop() as (shop, book):
+        shop.refund(Sneaky("A-1"), True)
+        ((method, seen),) = book
     assert method == "refund"
     assert seen == (("order_id", "Sneaky", None), ("amount_cents", "bool", True))
+    assert shop.calls() == [("refund", {"order_id": None, "amount_cents": True})]  # the notebook's view
+
+
+def test_lab16_the_checks_book_is_out_of_the_shops_reach():
+    with lab16._checked_shop() as (shop, book):
+        shop.stock("SKU-1")
+        _scrub(shop)  # everything a tool can reach from the shop, emptied
+        vars(shop).clear()
+        assert book == [("stock", (("sku", "str", "SKU-1"),))]
+        shop.reserve("SKU-1", 2)  # a shop whose own state is gone still records in the book
+    assert book[-1] == ("reserve", (("sku", "str", "SKU-1"), ("units", "int", 2)))
+    other = lab16.Shop()
+    other.stock("SKU-2")  # a shop the check did not open: recorded on itself only
+    assert other.calls() == [("stock", {"sku": "SKU-2"})]
+    assert len(book) == 2
+
+
+class Sly(ToolMessage):
+    """A ToolMessage whose fields, read on the check's own thread, would hang it."""
+
+    def __getattribute__(self, name):
+        if name in ("status", "content", "artifact", "tool_call_id") and _on_the_checks_thread():
+            READS_ON.append(name)
+        return super().__getattribute__(name)
+
+
+def test_lab16_q3_reads_no_attribute_of_a_returned_message_on_its_own_thread():
+    def sly(shop):
+        @tool
+        def fetch_rows(table: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> ToolMessage:
+            """Fetch every row of a table."""
+            rows = shop.rows(table)
+            return Sly(f"{len(rows)} rows from {table}", artifact=rows, tool_call_id=tool_call_id)
+
+        return fetch_rows
+
+    READS_ON.clear()
+    rejected(lab16.q3, {"make_fetch_rows": sly}, "the state holds 3 Sly message(s)", "not a subclass")
+    assert READS_ON == []
 
 
 @pytest.mark.parametrize(

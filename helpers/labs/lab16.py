@@ -5,34 +5,40 @@ After `notebooks/16_tool_definitions.ipynb`.
 q1: `make_tools(shop) -> list` of the shop's four tools, fixed from `make_tools_as_written` (shown in
     the lab) so that what the model is told — the schema `bind_tools` sends: names, descriptions,
     parameters, defaults — and what ToolNode runs agree with each other and with `CATALOGUE`: one
-    tool per name, the defaults the model is told are the ones the body receives, the docstring's
+    tool per name, a call missing a parameter the model is told is required is refused before the
+    shop is called, the defaults the model is told are the ones the body receives, the docstring's
     `Args:` reach the parameters, the read-only tool never reserves.
 q2: `make_refund(shop) -> tool`: `refund_order(order_id, amount_cents)` whose args_schema refuses a
     numeric string, a float, a bool, zero, a negative amount, an unknown key, a missing amount and a
     numeric order id — each with an error message that names the field, before the shop is called —
-    accepts a right call with its exact values, and tells the model the lower bound it enforces.
+    accepts right calls with their exact values (1 cent, and billions: the spec has no upper limit),
+    and tells the model the lower bound it enforces and no upper one.
 q3: `make_fetch_rows(shop) -> tool`: `fetch_rows(table)` with `response_format="content_and_artifact"`
     (or a ToolMessage with an artifact): in an agent run, the rows reach the graph's state as the
     artifact while the model reads a one-line summary naming the table and the count.
 
 Each check draws its scenario (the words, ids, amounts, skus, tables and their sizes) for every run,
-and every run holds every hard case: an omitted default and explicit values, a read-only call, each
-refused input, an empty table and a large one. The `Shop` the learner's tools call records every call
-as it happens, with the values' exact types, so each outcome is related to the call that caused it.
-Only plain builtins count: what the model is told is read through a JSON round trip, what the shop
-received must have the exact type, and a content or artifact must be made of exact `str`, `int`,
-`list` and `dict` values.
+and every run holds every hard case: an omitted default and explicit values, a required parameter
+left out, a read-only call, each refused input, a very large amount, an empty table and a large one.
+ToolNode is awaited, as an agent runs it, so sync and `async def` tools both count. The check keeps
+its own book of every call to the `Shop` it hands the learner's code, as it happens, with the values'
+exact types (nothing on the shop refers to that book, so a tool cannot take a call back), and relates
+each outcome to the call that caused it. Only plain builtins count: what the model is told is read
+through a JSON round trip, what the shop received must have the exact type, a ToolMessage is read
+from its fields only when it is exactly a `ToolMessage`, and a content or artifact must be made of
+exact `str`, `int`, `list` and `dict` values.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import random
 import re
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage, convert_to_openai_messages
@@ -50,7 +56,9 @@ from helpers.labs import (
     StillAStub,
     fail,
     record_failure,
+    rng,
     run_learner,
+    run_limited,
     section,
     shorten,
 )
@@ -68,6 +76,7 @@ NEXT_TURN_HEADING = "What the model sees on the next turn"
 PAIR_HEADING = "A list is not a pair"
 CALLED_HEADING = "Called with arguments, or with a ToolCall"
 INJECTED_HEADING = "8. Deep dive: Injected parameters and a strict args_schema"
+DICT_HEADING = "A JSON-schema `dict` as `args_schema`"
 
 DEFAULTS = section(LESSON, DEFAULTS_HEADING)
 COERCION = section(LESSON, COERCION_HEADING)
@@ -80,6 +89,7 @@ NEXT_TURN = section(LESSON, NEXT_TURN_HEADING)
 NOT_A_PAIR = section(LESSON, PAIR_HEADING)
 TOOL_CALL = section(LESSON, CALLED_HEADING)
 INJECTED = section(LESSON, INJECTED_HEADING)
+DICT_SCHEMA = section(LESSON, DICT_HEADING)
 
 REQUIRED = "required"
 """In `CATALOGUE`: a parameter the model must send (it has no default)."""
@@ -123,7 +133,8 @@ REFUND = (
     (("order_id", "string", REQUIRED), ("amount_cents", "integer", REQUIRED)),
 )
 """q2's spec: the tool's name, its description, and its parameters (name, JSON type, REQUIRED).
-`amount_cents` is a whole number of cents above 0; nothing is converted and no other key accepted.
+`amount_cents` is a whole number of cents above 0, with no upper limit; nothing is converted and no
+other key accepted.
 The body calls `shop.refund(order_id, amount_cents)`."""
 
 FETCH = ("fetch_rows", "Fetch every row of a table.", (("table", "string", REQUIRED),))
@@ -190,9 +201,60 @@ def _demo_tables() -> dict[str, list[dict]]:
     }
 
 
+def _ledger() -> tuple[Callable[[Any], list], Callable[[Any], None], Callable[[Any, tuple], None]]:
+    """The check's own record of what the shops it hands out receive: `open_book(shop)` starts one
+    (the live list the check reads), `close_book(shop)` ends it, `write(shop, entry)` adds an entry to
+    the shop's book, if the check opened one. Nothing on a shop, nor on its methods, refers to the
+    books: a tool can add calls, never take one back. Keyed by the shop's `id`, which no tool can
+    change; a shop the check did not open records nothing here."""
+    books: dict[int, list] = {}
+    lock = threading.Lock()
+
+    def open_book(shop: Any) -> list:
+        with lock:
+            book = books[id(shop)] = []
+        return book
+
+    def close_book(shop: Any) -> None:
+        with lock:
+            books.pop(id(shop), None)
+
+    def write(shop: Any, entry: tuple) -> None:
+        with lock:
+            book = books.get(id(shop))
+            if book is not None:
+                book.append(entry)
+
+    return open_book, close_book, write
+
+
+_open_book, _close_book, _write = _ledger()
+
+
+def _record(shop: Any, method: str, **values: Any) -> dict[str, Any]:
+    """Record one call to `shop`: in the check's book for it first, then in the shop's own list (what
+    `calls()` shows). Returns the values as plain builtins (None for one that is not plain)."""
+    seen = []
+    shown = {}
+    for name, value in values.items():
+        try:
+            plain = _plain(value)
+        except _NotPlain:
+            plain = None
+        seen.append((name, _kind_of(value), plain))
+        shown[name] = plain
+    entry = (method, tuple(seen))
+    _write(shop, entry)
+    log = vars(shop).get("_Shop__log")  # what the notebook's `calls()` lists
+    if type(log) is list:
+        log.append(entry)
+    return shown
+
+
 class Shop:
     """The shop's back end, which the lab's tools call. Every call is recorded as it happens: which
-    method, with which values, and each value's exact type; `calls()` lists them.
+    method, with which values, and each value's exact type; `calls()` lists them. (A check keeps its
+    own record of the calls to the shop it hands your code, which your code cannot change.)
 
     Methods: `search(query, page, page_size)`, `convert(amount, currency)`, `stock(sku)`,
     `reserve(sku, units)`, `refund(order_id, amount_cents)` (each returns a line of text) and
@@ -208,65 +270,43 @@ class Shop:
 
     def __init__(self, tables: dict[str, list[dict]] | None = None) -> None:
         self.__log: list[tuple[str, tuple[tuple[str, str, Any], ...]]] = []
-        self.__lock = threading.Lock()
         self.__tables = copy.deepcopy(tables) if tables is not None else _demo_tables()
 
     def __repr__(self) -> str:
         return f"Shop({len(self.__log)} call(s) so far)"
 
-    def __record(self, method: str, **values: Any) -> dict[str, Any]:
-        seen = []
-        shown = {}
-        for name, value in values.items():
-            try:
-                plain = _plain(value)
-            except _NotPlain:
-                plain = None
-            seen.append((name, _kind_of(value), plain))
-            shown[name] = plain
-        with self.__lock:
-            self.__log.append((method, tuple(seen)))
-        return shown
-
     def calls(self) -> list[tuple[str, dict[str, Any]]]:
         """Every call so far, in order: `(method, {parameter: value})`."""
-        with self.__lock:
-            return [(method, {name: value for name, _, value in seen}) for method, seen in self.__log]
+        return [(method, {name: value for name, _, value in seen}) for method, seen in list(self.__log)]
 
     def search(self, query: str, page: int, page_size: int) -> str:
-        v = self.__record("search", query=query, page=page, page_size=page_size)
+        v = _record(self, "search", query=query, page=page, page_size=page_size)
         return f"{v['page_size']} products matching {v['query']!r}, page {v['page']}"
 
     def convert(self, amount: float, currency: str) -> str:
-        v = self.__record("convert", amount=amount, currency=currency)
+        v = _record(self, "convert", amount=amount, currency=currency)
         rate = dict(_RATES).get(v["currency"], 1.0) if type(v["currency"]) is str else 1.0
         total = v["amount"] * rate if type(v["amount"]) in (int, float) else 0.0
         return f"{v['amount']} EUR is {total:.2f} {v['currency']}"
 
     def stock(self, sku: str) -> str:
-        v = self.__record("stock", sku=sku)
+        v = _record(self, "stock", sku=sku)
         units = sum(map(ord, str(v["sku"]))) % 40
         return f"{v['sku']}: {units} units in stock"
 
     def reserve(self, sku: str, units: int) -> str:
-        v = self.__record("reserve", sku=sku, units=units)
+        v = _record(self, "reserve", sku=sku, units=units)
         return f"reserved {v['units']} of {v['sku']}"
 
     def refund(self, order_id: str, amount_cents: int) -> str:
-        v = self.__record("refund", order_id=order_id, amount_cents=amount_cents)
+        v = _record(self, "refund", order_id=order_id, amount_cents=amount_cents)
         return f"refunded {v['amount_cents']} cents on {v['order_id']}"
 
     def rows(self, table: str) -> list[dict]:
-        v = self.__record("rows", table=table)
+        v = _record(self, "rows", table=table)
         if type(v["table"]) is not str or v["table"] not in self.__tables:
             raise KeyError(f"no table {v['table']!r}")
         return copy.deepcopy(self.__tables[v["table"]])
-
-
-def _log(shop: Shop) -> list[tuple[str, tuple[tuple[str, str, Any], ...]]]:
-    """The check's view of a shop's calls: (method, ((parameter, exact type, plain value), ...))."""
-    with shop._Shop__lock:  # noqa: SLF001 - the check's own shop
-        return list(shop._Shop__log)  # noqa: SLF001
 
 
 # == what the notebook shows ===============================================================================
@@ -317,12 +357,11 @@ def show_tools(tools: list) -> None:
 def try_call(tools: list, name: str, args: dict, shop: Shop | None = None) -> None:
     """Run one call through a ToolNode of `tools` and print the ToolMessage and what the shop received.
 
-    Pass the `shop` the tools were made with to see its calls; a tool that raises raises here too.
+    Sync and `async def` tools both run (the node is awaited, as an agent does). Pass the `shop` the
+    tools were made with to see its calls; a tool that raises raises here too.
     """
-    (answer,) = ToolNode(list(tools)).invoke(
-        [AIMessage("", tool_calls=[{"name": name, "args": args, "id": "call_try", "type": "tool_call"}])],
-        runtime=Runtime(),
-    )
+    batch = [AIMessage("", tool_calls=[{"name": name, "args": args, "id": "call_try", "type": "tool_call"}])]
+    (answer,) = run_limited(lambda: ToolNode(list(tools)).ainvoke(batch, runtime=Runtime()), name="try_call")
     print(f"{answer.status}: {answer.content!r}")
     if answer.artifact is not None:
         print(f"artifact: {shorten(repr(answer.artifact), 200)}")
@@ -373,51 +412,108 @@ def _tool_node(tools: list, what: str, key: str) -> tuple[ToolNode, list[str]]:
         ) from None
 
 
-def _call(node: ToolNode, shop: Shop, name: str, args: dict, call_id: str) -> tuple[Any, list]:
-    """One call through the course's ToolNode around the learner's tools: (the ToolMessage, the shop's
-    calls made while it ran). An exception that escaped ToolNode is a `fail` saying the run crashed."""
-    mark = len(_log(shop))
+@contextlib.contextmanager
+def _checked_shop(tables: dict[str, list[dict]] | None = None) -> Iterator[tuple[Shop, list]]:
+    """A new `Shop` for one check, and the check's own book of its calls (see `_ledger`)."""
+    shop = Shop(tables)
+    book = _open_book(shop)
+    try:
+        yield shop, book
+    finally:
+        _close_book(shop)
+
+
+def _reply(message: Any) -> dict[str, Any] | None:
+    """What the check reads of a ToolMessage, from its fields (`vars`), for an exact `ToolMessage`
+    only (None for anything else, whose attributes could run code): its call id, status and content
+    (an exact str, else None / "?"), the content's type name and the artifact as it is."""
+    if type(message) is not ToolMessage:
+        return None
+    fields = vars(message)
+    call_id, status, content = fields.get("tool_call_id"), fields.get("status"), fields.get("content")
+    return {
+        "id": call_id if type(call_id) is str else None,
+        "status": status if type(status) is str else "?",
+        "content": content if type(content) is str else None,
+        "content_kind": _kind_of(content),
+        "artifact": fields.get("artifact"),
+    }
+
+
+BODY_WHY = (
+    "an exception raised in a tool's body is not an argument error: ToolNode's default policy lets it "
+    "through and the run stops (lesson 03)"
+)
+
+
+def _crash_why(text: str, args: dict) -> tuple[str, str]:
+    """The why and the section for a call whose exception escaped ToolNode, from the exception's text."""
+    unknown = re.search(r"unexpected keyword argument '(\w+)'", text)
+    if unknown and unknown.group(1) in args:
+        return (
+            f"the unknown key `{unknown.group(1)}` got through the args_schema (`extra='allow'`, or a "
+            "JSON-schema dict, which validates nothing) and was passed to your function, which has no such "
+            "parameter: the TypeError stops the run — `extra='forbid'` refuses the key with a message the "
+            "model reads",
+            COERCION,
+        )
+    if "missing" in text and "required positional argument" in text:
+        return (
+            "nothing refused the call before your function ran: the schema ToolNode validates with does not "
+            "require what the model is told is required (a JSON-schema dict as args_schema validates "
+            "nothing), so the function's own TypeError stops the run",
+            DICT_SCHEMA,
+        )
+    return BODY_WHY, MESSAGE
+
+
+def _call(node: ToolNode, book: list, name: str, args: dict, call_id: str) -> tuple[dict, list]:
+    """One call through the course's ToolNode around the learner's tools, awaited as an agent does (a
+    sync tool runs in a worker thread, an `async def` one on the loop): (what the check reads of the
+    ToolMessage, the shop's calls made while it ran). An exception that escaped ToolNode is a `fail`
+    saying the run crashed."""
+    mark = len(book)
     batch = [
         AIMessage(
             "", tool_calls=[{"name": name, "args": copy.deepcopy(args), "id": call_id, "type": "tool_call"}]
         )
     ]
     try:
-        out = run_learner(lambda: node.invoke(batch, runtime=Runtime()), name=f"ToolNode running {name}")
+        out = run_learner(lambda: node.ainvoke(batch, runtime=Runtime()), name=f"ToolNode running {name}")
     except LearnerRaised as error:
+        why, where = _crash_why(str(error), args)
         raise fail(
             f"the call {name}({_args_text(args)}) crashed the run",
             expected="a ToolMessage for the call (an argument error is answered with an error ToolMessage)",
             observed=str(error),
-            where=MESSAGE,
-            why="an exception raised in a tool's body is not an argument error: ToolNode's default policy "
-            "lets it "
-            "through and the run stops (lesson 03)",
+            where=where,
+            why=why,
         ) from None
-    made = _log(shop)[mark:]
-    if type(out) is not list or len(out) != 1 or not isinstance(out[0], ToolMessage):
+    made = list(book)[mark:]
+    reply = _reply(out[0]) if type(out) is list and len(out) == 1 else None
+    if reply is None:
         raise fail(
             f"the call {name}({_args_text(args)}) gave no ToolMessage",
             expected="ToolNode's answer: one ToolMessage",
-            observed=_safe(out) if type(out) is not list else f"a list of {len(out)} item(s)",
+            observed=_safe(out)
+            if type(out) is not list
+            else f"a list of {len(out)} item(s): {[_kind_of(item) for item in out][:4]}",
             where=MESSAGE,
         )
-    return out[0], made
+    return reply, made
 
 
 def _args_text(args: dict) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in args.items())
 
 
-def _status(message: ToolMessage) -> str:
-    status = message.status
-    return status if type(status) is str else "?"
+def _status(reply: dict) -> str:
+    return reply["status"]
 
 
-def _content(message: ToolMessage) -> str | None:
+def _content(reply: dict) -> str | None:
     """The message's content if it is an exact `str`, else None."""
-    content = message.content
-    return content if type(content) is str else None
+    return reply["content"]
 
 
 def _received(made: list, method: str) -> list[dict[str, tuple[str, Any]]]:
@@ -438,10 +534,18 @@ def _calls_text(made: list) -> str:
     return "the shop received " + "; ".join(parts)
 
 
+NOT_CALLED_WHY = (
+    "the call succeeded, yet the shop the check handed `{fn}(shop)` received nothing: build every tool "
+    "on that `shop` argument — a tool made with its own `Shop()` (or none) calls another shop"
+)
+
+
 def _expect_received(
-    answer: ToolMessage, made: list, method: str, wanted: dict[str, Any], call: str, why: str, where: str
+    answer: dict, made: list, method: str, wanted: dict[str, Any], call: str, why: str, where: str, fn: str
 ) -> None:
-    """`made` holds exactly one shop call, to `method`, with exactly the `wanted` values and types."""
+    """`made` holds exactly one shop call, to `method`, with exactly the `wanted` values and types.
+    The why says what the calls show: none at all after a success (another shop), several (one call,
+    one shop call), or one with other values (`why`, the rule this case is about)."""
     got = _received(made, method)
     wanted_text = f"shop.{method}(" + ", ".join(f"{k}={v!r}" for k, v in wanted.items()) + ")"
     right = (
@@ -456,6 +560,13 @@ def _expect_received(
             detail = (_content(answer) or "").split("with error:", 1)[-1]
             detail = detail.replace("Please fix the error and try again.", "")
             observed = f"an error ToolMessage instead: {shorten(detail, 140)!r}"
+        elif not made:
+            why, where = NOT_CALLED_WHY.format(fn=fn), f"this exercise's cell: `{fn}(shop)`"
+        elif len(made) > 1:
+            why = (
+                f"one call, one shop call: the tool called the shop {len(made)} times — call "
+                f"`shop.{method}` once, with the values the tool was given"
+            )
         raise fail(
             f"{call} did not reach the shop as sent",
             expected=f"{wanted_text}, each value of exactly that type",
@@ -521,14 +632,14 @@ def _build(make: Any, fn_name: str, shop: Shop, key: str) -> Any:
 
 # == q1: four tools, one view ==============================================================================
 class _Q1:
-    """What q1's cases share: the tools the learner made, what the model is told, the course's ToolNode."""
+    """What q1's cases share: what the model is told, the course's ToolNode, the shop and its book."""
 
     def __init__(
-        self, functions: list[dict], node: tuple[ToolNode, list[str]], shop: Shop, rng: random.Random
+        self, functions: list[dict], node: tuple[ToolNode, list[str]], book: list, rng: random.Random
     ) -> None:
         self.functions = functions
         self.node, self.node_names = node
-        self.shop = shop
+        self.book = book
         self.rng = rng
 
     def told(self, name: str) -> dict:
@@ -542,7 +653,7 @@ class _Q1:
             )
         return found[0]
 
-    def call(self, name: str, args: dict) -> tuple[ToolMessage, list]:
+    def call(self, name: str, args: dict) -> tuple[dict, list]:
         if name not in self.node_names:
             raise fail(
                 f"ToolNode has no tool named `{name}`",
@@ -550,7 +661,62 @@ class _Q1:
                 observed=f"ToolNode runs {sorted(self.node_names)}: it answers the call 'not a valid tool'",
                 where=SAME_NAME,
             )
-        return _call(self.node, self.shop, name, args, _uid(self.rng, "call_"))
+        return _call(self.node, self.book, name, args, _uid(self.rng, "call_"))
+
+    def runs(self, name: str) -> dict:
+        """What ToolNode validates `name`'s calls with, as plain JSON: {"dict": True} for a JSON-schema
+        dict, else the properties and required list of `tool.get_input_schema()` (read as learner code)."""
+        node = self.node
+
+        def read() -> str:
+            tool = node.tools_by_name[name]
+            if isinstance(tool.args_schema, dict):
+                return json.dumps({"dict": True})
+            schema = tool.get_input_schema().model_json_schema()
+            return json.dumps(
+                {"properties": schema.get("properties", {}), "required": schema.get("required", [])},
+                default=repr,
+            )
+
+        try:
+            found = json.loads(run_learner(read, name=f"{name}.get_input_schema()"))
+        except (LearnerRaised, LearnerHung):
+            return {}
+        return found if type(found) is dict else {}
+
+    def runs_why(self, name: str, param: str) -> tuple[str, str]:
+        """Why a call without `param`, which the model is told is required, was run: what the schema
+        ToolNode validates with says of it."""
+        runs = self.runs(name)
+        properties = runs.get("properties") if type(runs.get("properties")) is dict else {}
+        schema = properties.get(param) if type(properties.get(param)) is dict else {}
+        required = runs.get("required") if type(runs.get("required")) is list else []
+        if runs.get("dict") is True:
+            return (
+                "a JSON-schema dict as args_schema is what the model is told, but ToolNode validates "
+                "nothing with it: a missing argument reaches your function — give a pydantic model, or let "
+                "the signature be the schema",
+                DICT_SCHEMA,
+            )
+        if "default" in schema:
+            return (
+                f"the model is told `{param}` is required, but the schema ToolNode validates with "
+                f"(`get_input_schema()`) gives it the default {schema['default']!r}: what the model is told "
+                "(`tool_call_schema`) and what runs (`args_schema`) must be one schema",
+                DEFAULTS,
+            )
+        if properties and param not in required:
+            return (
+                f"the model is told `{param}` is required, but the schema ToolNode validates with "
+                f"(`get_input_schema()`) does not require it: what the model is told (`tool_call_schema`) "
+                "and what runs (`args_schema`) must be one schema",
+                DEFAULTS,
+            )
+        return (
+            f"the model is told `{param}` is required: a call without it must be answered with an error the "
+            "model reads, not run",
+            DEFAULTS,
+        )
 
 
 def _draw_q1(rng: random.Random) -> dict[str, Any]:
@@ -687,6 +853,45 @@ def case_descriptions_told(built: _Q1, scenario: dict) -> str:
     return "each description as the spec says"
 
 
+def _left_out_calls(built: _Q1, scenario: dict) -> list[tuple[str, str, dict]]:
+    """(tool, parameter, arguments): a right call to each tool with one required parameter left out,
+    for every parameter the spec requires — of each tool the model is told about as the spec says
+    (another tool's parameters are the case "parameters and defaults the model is told")."""
+    full = {
+        "search_products": {"query": scenario["query"]},
+        "convert_price": {"amount": scenario["amount"], "currency": scenario["currency"]},
+        "check_stock": {"sku": scenario["sku"]},
+        "reserve_stock": {"sku": scenario["sku"], "units": scenario["units"]},
+    }
+    calls = []
+    for name, _, parameters in CATALOGUE:
+        required = sorted(p for p, _, default, _ in parameters if default == REQUIRED)
+        told = [f.get("parameters", {}) for f in built.functions if f.get("name") == name]
+        if len(told) != 1 or sorted(told[0].get("required", [])) != required:
+            continue
+        calls += [(name, param, {k: v for k, v in full[name].items() if k != param}) for param in required]
+    return calls
+
+
+def case_required_left_out(built: _Q1, scenario: dict) -> str:
+    """A call missing a parameter the model is told is required is answered with an error ToolMessage,
+    and the shop is not called: what ToolNode validates with requires what the model is told."""
+    calls = _left_out_calls(built, scenario)
+    for name, param, args in calls:
+        answer, made = built.call(name, args)
+        if made or _status(answer) != "error":
+            why, where = built.runs_why(name, param)
+            raise fail(
+                f"{name} without `{param}` was run",
+                expected=f"an error ToolMessage (the model is told `{param}` is required) and no shop call",
+                observed=f"{name}({_args_text(args)}) → "
+                + (_calls_text(made) if made else f"status {_status(answer)!r}: {_content(answer)!r}"),
+                where=where,
+                why=why,
+            )
+    return f"{len(calls)} calls, each without one required parameter, refused before the shop"
+
+
 def case_omitted_defaults(built: _Q1, scenario: dict) -> str:
     """search_products with only a query: the body receives the defaults the model is told."""
     args = {"query": scenario["query"]}
@@ -700,6 +905,7 @@ def case_omitted_defaults(built: _Q1, scenario: dict) -> str:
         "a parameter the schema declares gets the schema's default when the model omits it — never the "
         "function's own default: the default the model is told must be the one the body needs",
         DEFAULTS,
+        "make_tools",
     )
     return f"page=1, page_size=20 received for {args}"
 
@@ -716,6 +922,7 @@ def case_given_values(built: _Q1, scenario: dict) -> str:
         f"search_products({_args_text(args)})",
         "the values the model sends must reach the body unchanged: pass the tool's arguments on",
         DEFAULTS,
+        "make_tools",
     )
     return f"{args} received as sent"
 
@@ -733,6 +940,7 @@ def case_convert(built: _Q1, scenario: dict) -> str:
             f"convert_price({_args_text(args)})",
             "`amount` is a number the body receives as a float (a whole number sent as 20 arrives as 20.0)",
             COERCION,
+            "make_tools",
         )
     return f"{scenario['amount']} and {scenario['whole_amount']} {scenario['currency']} converted"
 
@@ -748,10 +956,14 @@ def case_read_only(built: _Q1, scenario: dict) -> str:
             observed=_calls_text(made),
             where=SAME_NAME,
             why="the read-only name ran the reservation: with two tools under one name, ToolNode runs the "
-            "last "
-            "one for both — whatever the model was told",
+            "last one for both — whatever the model was told"
+            if [f.get("name") for f in built.functions].count("check_stock") > 1
+            else "check_stock's body calls `shop.reserve`: the model is told it only reads, so a call to it "
+            "must change nothing — call `shop.stock(sku)` alone",
         )
-    _expect_received(answer, made, "stock", args, f"check_stock({_args_text(args)})", "", SAME_NAME)
+    _expect_received(
+        answer, made, "stock", args, f"check_stock({_args_text(args)})", "", SAME_NAME, "make_tools"
+    )
     return f"{scenario['sku']} looked up, nothing reserved"
 
 
@@ -759,7 +971,9 @@ def case_reserve(built: _Q1, scenario: dict) -> str:
     """reserve_stock reserves the drawn units of the drawn sku."""
     args = {"sku": scenario["sku"], "units": scenario["units"]}
     answer, made = built.call("reserve_stock", args)
-    _expect_received(answer, made, "reserve", args, f"reserve_stock({_args_text(args)})", "", SAME_NAME)
+    _expect_received(
+        answer, made, "reserve", args, f"reserve_stock({_args_text(args)})", "", SAME_NAME, "make_tools"
+    )
     return f"{scenario['units']} of {scenario['sku']} reserved"
 
 
@@ -767,6 +981,7 @@ Q1_CASES = (
     ("one tool per name", case_one_tool_per_name),
     ("parameters and defaults the model is told", case_parameters_told),
     ("descriptions the model reads", case_descriptions_told),
+    ("a required parameter left out", case_required_left_out),
     ("omitted page and page_size", case_omitted_defaults),
     ("page and page_size given", case_given_values),
     ("convert_price", case_convert),
@@ -775,28 +990,33 @@ Q1_CASES = (
 )
 
 
+def _tools(made: Any) -> bool:
+    """A list or tuple of tools, each checked by its exact type (its own `__class__` is never read)."""
+    return type(made) in (list, tuple) and all(issubclass(type(t), BaseTool) for t in made)
+
+
 def check_definitions(make_tools: Callable) -> str:
     """q1: the learner's four tools, bound to a scripted model and run by a real ToolNode."""
-    rng = random.Random()
-    scenario = _draw_q1(rng)
-    shop = Shop()
-    tools = _build(make_tools, "make_tools", shop, "q1")
-    if type(tools) not in (list, tuple) or not all(isinstance(t, BaseTool) for t in tools):
-        raise fail(
-            "make_tools(shop) must return a list of tools",
-            expected="[search_products, convert_price, check_stock, reserve_stock] (tools made with @tool)",
-            observed=_safe(tools)
-            if type(tools) not in (list, tuple)
-            else f"a list holding {[_kind_of(t) for t in tools]}",
-            where=PARSED,
-            why="None means `make_tools` has no `return`" if tools is None else "",
-            key="q1",
-        )
-    built = _Q1(_told(tools, "your tools", "q1"), _tool_node(tools, "your tools", "q1"), shop, rng)
-    cases = _run_cases("q1", Q1_CASES, built, scenario)
+    draw = rng()
+    scenario = _draw_q1(draw)
+    with _checked_shop() as (shop, book):
+        tools = _build(make_tools, "make_tools", shop, "q1")
+        if not _tools(tools):
+            raise fail(
+                "make_tools(shop) must return a list of tools",
+                expected="[search_products, convert_price, check_stock, reserve_stock] (made with @tool)",
+                observed=_safe(tools)
+                if type(tools) not in (list, tuple)
+                else f"a list holding {[_kind_of(t) for t in tools]}",
+                where=PARSED,
+                why="None means `make_tools` has no `return`" if tools is None else "",
+                key="q1",
+            )
+        built = _Q1(_told(tools, "your tools", "q1"), _tool_node(tools, "your tools", "q1"), book, draw)
+        cases = _run_cases("q1", Q1_CASES, built, scenario)
     return cases.result(
-        "one tool per name; the defaults the model is told are the ones the body receives; the docstring's "
-        "Args reach the parameters; check_stock never reserves."
+        "one tool per name; what the model is told is what ToolNode runs: the required parameters, the "
+        "defaults the body receives; the docstring's Args reach the parameters; check_stock never reserves."
     )
 
 
@@ -805,23 +1025,37 @@ class _Q2:
     """What q2's cases share: what the model is told about refund_order, the course's ToolNode, the shop."""
 
     def __init__(
-        self, function: dict, node: tuple[ToolNode, list[str]], shop: Shop, rng: random.Random
+        self, function: dict, node: tuple[ToolNode, list[str]], book: list, rng: random.Random
     ) -> None:
         self.function = function
         self.node = node[0]
-        self.shop = shop
+        self.book = book
         self.rng = rng
 
-    def call(self, args: dict) -> tuple[ToolMessage, list]:
-        return _call(self.node, self.shop, REFUND[0], args, _uid(self.rng, "call_"))
+    def call(self, args: dict) -> tuple[dict, list]:
+        return _call(self.node, self.book, REFUND[0], args, _uid(self.rng, "call_"))
 
 
 def _draw_q2(rng: random.Random) -> dict[str, Any]:
     return {
         "order_id": f"A-{rng.randint(10000, 99999)}",
         "amount": rng.randint(101, 99999),
+        "large": rng.randint(10**9, 4 * 10**9),  # the spec sets no upper limit: a refund of millions
         "extra": rng.choice(_EXTRA_KEYS),
     }
+
+
+STRICT_WHY = (
+    "pydantic's lax mode converted it silently: `ConfigDict(strict=True)` (or `StrictInt`) refuses it"
+)
+EXTRA_WHY = "pydantic's default `extra='ignore'` drops an unknown key silently: `extra='forbid'` refuses it"
+BOUND_WHY = (
+    "nothing bounds the amount: `Field(gt=0)` refuses it, with a message, and tells the model the rule"
+)
+UPPER_WHY = (
+    "the spec bounds amount_cents below only (a whole number above 0): an upper bound (`le=`, `lt=`) "
+    "refuses refunds the shop must make, and tells the model a rule the shop does not have"
+)
 
 
 def case_refund_told(built: _Q2, scenario: dict) -> str:
@@ -861,12 +1095,22 @@ def case_refund_told(built: _Q2, scenario: dict) -> str:
             "args_schema is "
             "both enforced by pydantic and sent to the model",
         )
-    return "order_id: string, amount_cents: integer above 0, both required"
+    upper = {k: amount[k] for k in ("maximum", "exclusiveMaximum") if k in amount}
+    if upper:
+        raise fail(
+            "the model is told an upper bound on amount_cents the spec does not have",
+            expected="amount_cents bounded below only: above 0, with no maximum",
+            observed=shorten(json.dumps(amount), 160),
+            where=COERCION,
+            why=UPPER_WHY,
+        )
+    return "order_id: string, amount_cents: integer above 0 with no upper bound, both required"
 
 
 def case_refund_accepted(built: _Q2, scenario: dict) -> str:
-    """A right call, and the smallest right amount (1 cent): each reaches the shop as sent."""
-    for amount in (scenario["amount"], 1):
+    """A right call, the smallest right amount (1 cent) and a very large one: each reaches the shop as
+    sent."""
+    for amount in (scenario["amount"], 1, scenario["large"]):
         args = {"order_id": scenario["order_id"], "amount_cents": amount}
         answer, made = built.call(args)
         if _status(answer) != "success":
@@ -880,6 +1124,8 @@ def case_refund_accepted(built: _Q2, scenario: dict) -> str:
                     "from the model — declare it in the schema, or drop it"
                 )
                 where = INJECTED
+            elif amount == scenario["large"]:
+                why = UPPER_WHY
             raise fail(
                 f"a right refund was refused: refund_order({_args_text(args)})",
                 expected="status 'success' and the refund made",
@@ -895,17 +1141,9 @@ def case_refund_accepted(built: _Q2, scenario: dict) -> str:
             f"refund_order({_args_text(args)})",
             "the values the model sends must reach the shop unchanged",
             COERCION,
+            "make_refund",
         )
-    return f"{scenario['amount']} and 1 cent(s) on {scenario['order_id']} refunded"
-
-
-STRICT_WHY = (
-    "pydantic's lax mode converted it silently: `ConfigDict(strict=True)` (or `StrictInt`) refuses it"
-)
-EXTRA_WHY = "pydantic's default `extra='ignore'` drops an unknown key silently: `extra='forbid'` refuses it"
-BOUND_WHY = (
-    "nothing bounds the amount: `Field(gt=0)` refuses it, with a message, and tells the model the rule"
-)
+    return f"{scenario['amount']}, 1 and {scenario['large']} cent(s) on {scenario['order_id']} refunded"
 
 
 def _refusal(built: _Q2, args: dict, field: str, what: str, why: str) -> str:
@@ -997,42 +1235,45 @@ Q2_CASES = (
 
 def check_refund(make_refund: Callable) -> str:
     """q2: the learner's refund_order, bound to a scripted model and run by a real ToolNode."""
-    rng = random.Random()
-    scenario = _draw_q2(rng)
-    shop = Shop()
-    made = _build(make_refund, "make_refund", shop, "q2")
-    if not isinstance(made, BaseTool):
-        raise fail(
-            "make_refund(shop) must return the tool",
-            expected="refund_order, a tool (made with @tool or StructuredTool)",
-            observed=_safe(made),
-            where=COERCION,
-            why="None means `make_refund` has no `return`" if made is None else "",
-            key="q2",
-        )
-    functions = _told([made], "your refund tool", "q2")
-    if [f.get("name") for f in functions] != [REFUND[0]]:
-        raise fail(
-            "the tool must be named refund_order",
-            expected="the model is told about `refund_order`",
-            observed=f"the model is told about {[f.get('name') for f in functions]}",
-            where=SAME_NAME,
-            key="q2",
-        )
-    built = _Q2(functions[0], _tool_node([made], "your refund tool", "q2"), shop, rng)
-    cases = _run_cases("q2", Q2_CASES, built, scenario)
+    draw = rng()
+    scenario = _draw_q2(draw)
+    with _checked_shop() as (shop, book):
+        made = _build(make_refund, "make_refund", shop, "q2")
+        if not issubclass(type(made), BaseTool):
+            raise fail(
+                "make_refund(shop) must return the tool",
+                expected="refund_order, a tool (made with @tool or StructuredTool)",
+                observed=_safe(made),
+                where=COERCION,
+                why="None means `make_refund` has no `return`" if made is None else "",
+                key="q2",
+            )
+        functions = _told([made], "your refund tool", "q2")
+        if [f.get("name") for f in functions] != [REFUND[0]]:
+            raise fail(
+                "the tool must be named refund_order",
+                expected="the model is told about `refund_order`",
+                observed=f"the model is told about {[f.get('name') for f in functions]}",
+                where=SAME_NAME,
+                key="q2",
+            )
+        built = _Q2(functions[0], _tool_node([made], "your refund tool", "q2"), book, draw)
+        cases = _run_cases("q2", Q2_CASES, built, scenario)
     return cases.result(
-        "the model is told both parameters and the bound; a right refund arrives exact; strings, floats, "
-        "bools, 0, negatives, unknown and missing keys are refused with the field named, nothing refunded."
+        "the model is told both parameters and the lower bound, no upper one; right refunds (1 cent, "
+        "billions) arrive exact; strings, floats, bools, 0, negatives, unknown and missing keys are refused "
+        "with the field named, nothing refunded."
     )
 
 
 # == q3: rows for the graph, a line for the model ==========================================================
 class _Q3:
-    """One agent run: the state's ToolMessages by call id, what the model read next, the shop's calls."""
+    """One agent run: what the check read of the state's ToolMessages (`_reply`), by call id, the type
+    names of the state's other tool messages, what the model read next, the shop's calls."""
 
     def __init__(self) -> None:
-        self.messages: list = []
+        self.replies: dict[str, dict] = {}
+        self.others: list[str] = []
         self.request: list = []
         self.made: list = []
         self.error: CheckFailed | None = None
@@ -1060,7 +1301,7 @@ def _draw_q3(rng: random.Random) -> dict[str, Any]:
     }
 
 
-def _agent_run(tool: BaseTool, shop: Shop, scenario: dict) -> _Q3:
+def _agent_run(tool: BaseTool, book: list, scenario: dict) -> _Q3:
     from langchain.agents import create_agent
 
     run = _Q3()
@@ -1078,9 +1319,10 @@ def _agent_run(tool: BaseTool, shop: Shop, scenario: dict) -> _Q3:
         agent = create_agent(model, [tool])
         return (await agent.ainvoke({"messages": [HumanMessage(scenario["question"])]}))["messages"]
 
-    mark = len(_log(shop))
+    mark = len(book)
+    messages: Any = []
     try:
-        run.messages = run_learner(go, name="the agent running your fetch_rows")
+        messages = run_learner(go, name="the agent running your fetch_rows")
     except LearnerRaised as error:
         text = str(error)
         why, where = "", NOT_A_PAIR
@@ -1106,30 +1348,37 @@ def _agent_run(tool: BaseTool, shop: Shop, scenario: dict) -> _Q3:
             where=NEXT_TURN,
             key="q3",
         )
-    run.made = _log(shop)[mark:]
+    run.made = list(book)[mark:]
+    for message in messages if type(messages) is list else ():
+        reply = _reply(message)
+        if reply is not None and reply["id"] is not None:
+            run.replies[reply["id"]] = reply
+        elif reply is None and issubclass(type(message), ToolMessage):
+            run.others.append(_kind_of(message))
     return run
 
 
-def _answers(run: _Q3, scenario: dict) -> dict[str, ToolMessage]:
-    found = {}
-    for message in run.messages:
-        if isinstance(message, ToolMessage) and type(message.tool_call_id) is str:
-            found[message.tool_call_id] = message
-    return found
+def _missing(run: _Q3) -> str:
+    """What the state holds instead of a call's ToolMessage."""
+    if run.others:
+        return (
+            f"no ToolMessage for it: the state holds {len(run.others)} {run.others[0]} message(s) — "
+            "return a ToolMessage itself (or a `(content, artifact)` pair), not a subclass"
+        )
+    return "no ToolMessage for it"
 
 
 def case_every_call_answered(run: _Q3, scenario: dict) -> str:
     """The run completes; each of the three calls has a ToolMessage with status 'success'."""
-    answers = _answers(run, scenario)
     for table, call_id in scenario["calls"]:
-        message = answers.get(call_id)
-        if message is None or _status(message) != "success":
+        reply = run.replies.get(call_id)
+        if reply is None or _status(reply) != "success":
             raise fail(
                 f"fetch_rows(table={table!r}) was not answered with a success",
                 expected="a ToolMessage with status 'success' for each call",
-                observed="no ToolMessage for it"
-                if message is None
-                else f"status {_status(message)!r}: {_safe(message.content)}",
+                observed=_missing(run)
+                if reply is None
+                else f"status {_status(reply)!r}: {_safe(reply['content'])}",
                 where=NOT_A_PAIR,
             )
     return f"{len(scenario['calls'])} calls answered"
@@ -1150,48 +1399,63 @@ def case_one_fetch_per_call(run: _Q3, scenario: dict) -> str:
     return "one shop.rows() per call"
 
 
+def _artifact_seen(artifact: Any, plain: Any) -> tuple[str, str]:
+    """How a wrong artifact reads (`plain` is its plain copy), and why it is wrong."""
+    kind, text = _kind_of(artifact), shorten(repr(plain), 120)
+    if artifact is None:
+        return "no artifact (None)", (
+            "the artifact is the second item of the `(content, artifact)` pair a "
+            "response_format='content_and_artifact' tool returns; without that format a returned pair is "
+            "all content, and there is no artifact"
+        )
+    if kind == "list":
+        return f"a list of {len(plain)} item(s): {text}", (
+            "the artifact is the rows exactly as shop.rows returned them: every row, in order, unchanged"
+        )
+    if kind == "str":
+        return f"a str of {len(plain)} characters: {text}", (
+            "the artifact is the rows themselves, not their text: the graph gets the list, and only the "
+            "content is text for the model"
+        )
+    if kind in ("tuple", "dict"):
+        return f"a {kind} of {len(plain)} item(s): {text}", (
+            f"a {kind} is not the list shop.rows returned: pass the rows on as they are"
+        )
+    return f"a {kind}: {text}", "pass the rows on as they are: the list shop.rows returned"
+
+
 def case_artifacts(run: _Q3, scenario: dict) -> str:
     """Each ToolMessage's artifact is exactly the table's rows: a list of dicts, [] for the empty one."""
-    answers = _answers(run, scenario)
     for table, call_id in scenario["calls"]:
-        message = answers.get(call_id)
+        reply = run.replies.get(call_id)
         rows = scenario["tables"][table]
-        artifact = getattr(message, "artifact", None)
+        artifact = reply["artifact"] if reply is not None else None
         try:
             plain = _plain(artifact)
         except _NotPlain as error:
-            plain, odd = None, str(error)
+            observed, why = (
+                f"an artifact of a non-plain type ({error})",
+                ("only plain values count: the list of dicts shop.rows returned, as it is"),
+            )
         else:
-            odd = ""
-        if type(plain) is not list or plain != rows:
-            observed = (
-                f"an artifact of a non-plain type ({odd})"
-                if odd
-                else "no artifact (None)"
-                if artifact is None
-                else f"{_kind_of(artifact)} of {len(plain) if type(plain) in (list, dict) else '?'} item(s): "
-                f"{shorten(repr(plain), 120)}"
-            )
-            raise fail(
-                f"the artifact for table {table!r} ({len(rows)} rows) is not its rows",
-                expected=f"the list of the {len(rows)} dicts shop.rows({table!r}) returned, in order",
-                observed=observed,
-                where=NEXT_TURN,
-                why="the artifact is the second item of the `(content, artifact)` pair a "
-                "response_format='content_and_artifact' tool returns; without that format a returned pair is "
-                "all content, and there is no artifact"
-                if artifact is None
-                else "",
-            )
+            if type(plain) is list and plain == rows:
+                continue
+            observed, why = _artifact_seen(artifact, plain)
+        raise fail(
+            f"the artifact for table {table!r} ({len(rows)} rows) is not its rows",
+            expected=f"the list of the {len(rows)} dicts shop.rows({table!r}) returned, in order",
+            observed=_missing(run) if reply is None else observed,
+            where=NEXT_TURN,
+            why=why,
+        )
     return "each artifact is its table's rows ([] for the empty one)"
 
 
 def case_summaries(run: _Q3, scenario: dict) -> str:
     """Each content is a short str naming its table and its number of rows, in digits."""
-    answers = _answers(run, scenario)
     for table, call_id in scenario["calls"]:
-        message = answers.get(call_id)
-        content = _content(message) if message is not None else None
+        reply = run.replies.get(call_id)
+        content = _content(reply) if reply is not None else None
         count = len(scenario["tables"][table])
         if (
             content is None
@@ -1202,11 +1466,11 @@ def case_summaries(run: _Q3, scenario: dict) -> str:
             raise fail(
                 f"the summary for table {table!r} ({count} rows)",
                 expected=f"a str of at most {SUMMARY_CHARS} characters naming {table!r} and {count}",
-                observed=f"a {_kind_of(message.content)}"
-                if content is None and message is not None
-                else f"{len(content)} characters: {shorten(content, 120)!r}"
-                if content is not None
-                else "no message",
+                observed=_missing(run)
+                if reply is None
+                else f"a {reply['content_kind']}"
+                if content is None
+                else f"{len(content)} characters: {shorten(content, 120)!r}",
                 where=NEXT_TURN,
                 why='the content is all the model reads: a line such as f"{len(rows)} rows from {table}"',
             )
@@ -1215,9 +1479,8 @@ def case_summaries(run: _Q3, scenario: dict) -> str:
 
 def case_model_reads_summaries(run: _Q3, scenario: dict) -> str:
     """The model's next request holds each call's content and no row."""
-    answers = _answers(run, scenario)
     request = run.request
-    tool_turns = [m for m in request if isinstance(m, dict) and m.get("role") == "tool"]
+    tool_turns = [m for m in request if type(m) is dict and m.get("role") == "tool"]
     text = json.dumps(request)
     leaked = [row["sku"] for rows in scenario["tables"].values() for row in rows if row["sku"] in text]
     if leaked or len(tool_turns) != len(scenario["calls"]):
@@ -1231,8 +1494,8 @@ def case_model_reads_summaries(run: _Q3, scenario: dict) -> str:
             why="the model reads the ToolMessage's content only: keep the rows out of it, in the artifact",
         )
     for turn in tool_turns:
-        message = answers.get(turn.get("tool_call_id"))
-        if message is None or turn.get("content") != _content(message):
+        reply = run.replies.get(turn.get("tool_call_id"))
+        if reply is None or turn.get("content") != _content(reply):
             raise fail(
                 "the model's next request does not hold the summaries",
                 expected="each tool turn's content equal to its ToolMessage's content",
@@ -1253,31 +1516,30 @@ Q3_CASES = (
 
 def check_fetch_rows(make_fetch_rows: Callable) -> str:
     """q3: the learner's fetch_rows in a create_agent run of three calls (a small, empty, large table)."""
-    rng = random.Random()
-    scenario = _draw_q3(rng)
-    shop = Shop(scenario["tables"])
-    made = _build(make_fetch_rows, "make_fetch_rows", shop, "q3")
-    if not isinstance(made, BaseTool):
-        raise fail(
-            "make_fetch_rows(shop) must return the tool",
-            expected="fetch_rows, a tool (made with @tool or StructuredTool)",
-            observed=_safe(made),
-            where=NEXT_TURN,
-            why="None means `make_fetch_rows` has no `return`" if made is None else "",
-            key="q3",
-        )
-    functions = _told([made], "your fetch_rows", "q3")
-    names = [f.get("name") for f in functions]
-    properties = functions[0].get("parameters", {}).get("properties", {}) if functions else {}
-    if names != [FETCH[0]] or "table" not in properties:
-        raise fail(
-            "the tool must be fetch_rows(table)",
-            expected="the model is told about `fetch_rows` with a `table` parameter",
-            observed=f"the model is told about {names} with parameters {sorted(properties)}",
-            where=NEXT_TURN,
-            key="q3",
-        )
-    run = _agent_run(made, shop, scenario)
+    scenario = _draw_q3(rng())
+    with _checked_shop(scenario["tables"]) as (shop, book):
+        made = _build(make_fetch_rows, "make_fetch_rows", shop, "q3")
+        if not issubclass(type(made), BaseTool):
+            raise fail(
+                "make_fetch_rows(shop) must return the tool",
+                expected="fetch_rows, a tool (made with @tool or StructuredTool)",
+                observed=_safe(made),
+                where=NEXT_TURN,
+                why="None means `make_fetch_rows` has no `return`" if made is None else "",
+                key="q3",
+            )
+        functions = _told([made], "your fetch_rows", "q3")
+        names = [f.get("name") for f in functions]
+        properties = functions[0].get("parameters", {}).get("properties", {}) if functions else {}
+        if names != [FETCH[0]] or "table" not in properties:
+            raise fail(
+                "the tool must be fetch_rows(table)",
+                expected="the model is told about `fetch_rows` with a `table` parameter",
+                observed=f"the model is told about {names} with parameters {sorted(properties)}",
+                where=NEXT_TURN,
+                key="q3",
+            )
+        run = _agent_run(made, book, scenario)
     if run.error is not None:
         raise run.error
     cases = _run_cases("q3", Q3_CASES, run, scenario)
