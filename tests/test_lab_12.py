@@ -6,8 +6,10 @@ mistake."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import linecache
+import re
 import threading
 from collections import defaultdict
 from typing import Annotated
@@ -525,7 +527,7 @@ def as_defaultdict(calls):
             reader(
                 returns=lambda calls: {k: {**v, "progress": len(v["progress"])} for k, v in calls.items()}
             ),
-            ["did not return the plain summary", "'progress' is a int, not a list"],
+            ["did not return the plain summary", "'progress' is an int, not a list"],
         ),
         (reader(returns=as_defaultdict), ["did not return the plain summary", "a defaultdict", "dict(...)"]),
         (
@@ -586,8 +588,427 @@ def test_lab12_q2_every_draw_holds_every_hard_case():
             first = [c for c in calls if c.turn == 1]
             assert len([c for c in first if c.tool == scenario["import"] and c.reported >= 2]) >= 2
             assert any(c.fails_at == 2 for c in first)
+            assert any(c.fails_at == 1 and c.tool == scenario["import"] for c in first)  # error, no progress
+            assert [c.turn for c in calls if c.id in scenario["raises"]] == [1]  # a tool that raises
+            assert any(len(set(c.dones)) < len(c.dones) for c in first)  # a retried table reported twice
             assert any(c.tool == scenario["import"] and not c.tables for c in first)
             assert any(c.turn == 2 for c in calls)
             assert bool(scenario["blocked"]) is agent
             ids = [step[0] for step in scenario["baton"]]
             assert ids[0] != ids[1]  # the imports' events interleave
+
+
+# == what a learner can reach: the check's `load` and tools hold a token, never its state ================
+def test_lab12_what_the_learner_is_handed_holds_no_state_of_the_check():
+    seen = {}
+
+    def make_import_tool(load):
+        seen["load"] = load
+        return SOL["make_import_tool"](load)
+
+    lab12.check_import_tool(make_import_tool, seed=1)
+    load = seen["load"]
+    assert type(load).__name__ == "function" and not hasattr(load, "__self__")
+    assert all(type(cell.cell_contents) is str for cell in load.__closure__)  # a token, nothing else
+    graph, _ = lab12.sample_run()
+    for node_tool in graph.nodes["tools"].bound.tools_by_name.values():
+        cells = node_tool.func.__closure__ or ()
+        assert all(type(cell.cell_contents) is str for cell in cells), node_tool.name
+
+
+def through_self(load):  # the check's load as a bound method: its `__self__`
+    watch = load.__self__
+
+    @tool
+    def import_tables(tables: list[str], tool_call_id: Annotated[str, InjectedToolCallId]) -> str:
+        """Import tables."""
+        for i, table in enumerate(tables, 1):
+            watch.receive({"call": tool_call_id, "done": i, "total": len(tables), "rows": load(table)})
+        return "ok"
+
+    return import_tables
+
+
+def forges_the_record(load):  # reaches the check's state and marks its late events as received
+    state = lab12._get(load.__closure__[0].cell_contents)
+
+    @tool
+    def import_tables(tables: list[str], tool_call_id: Annotated[str, InjectedToolCallId]) -> str:
+        """Import tables."""
+        write, kept = get_stream_writer(), []
+        try:
+            for i, table in enumerate(tables, 1):
+                with state.cond:
+                    state.got.add((tool_call_id, i - 1))
+                kept.append({"call": tool_call_id, "done": i, "total": len(tables), "rows": load(table)})
+        finally:
+            for event in kept:
+                write(event)
+        return "ok"
+
+    return import_tables
+
+
+def rows_without_loading(load):  # reads the rows from the check's scenario, never calls load
+    state = lab12._get(load.__closure__[0].cell_contents)
+
+    @tool
+    def import_tables(tables: list[str], tool_call_id: Annotated[str, InjectedToolCallId]) -> str:
+        """Import tables."""
+        write = get_stream_writer()
+        call = next(c for c in state.calls if c.id == tool_call_id)
+        for i, _table in enumerate(tables, 1):
+            if i == call.fails_at:
+                raise RuntimeError("locked")
+            write({"call": tool_call_id, "done": i, "total": len(tables), "rows": call.rows[i - 1]})
+        return "ok"
+
+    return import_tables
+
+
+@pytest.mark.parametrize(
+    ("make_import_tool", "phrases"),
+    [
+        (through_self, ["AttributeError", "__self__"]),
+        (forges_the_record, ["progress is written late", "came after it"]),
+        (rows_without_loading, ["did not load each table", "loads of tables none"]),
+    ],
+    ids=["load-dunder-self", "forged-record-still-late", "rows-read-not-loaded"],
+)
+def test_lab12_q1_the_check_state_cannot_make_a_wrong_tool_pass(make_import_tool, phrases):
+    for seed in range(3):
+        with pytest.raises(CheckFailed) as info:
+            lab12.check_import_tool(make_import_tool, seed=seed)
+        for phrase in phrases:
+            assert phrase in str(info.value), str(info.value)
+
+
+# == q1: async tools, the failing table, an error answer returned ========================================
+def async_only(load):  # an async tool: the check streams it with astream
+    @tool
+    async def import_tables(tables: list[str], tool_call_id: Annotated[str, InjectedToolCallId]) -> str:
+        """Import tables."""
+        write = get_stream_writer()
+        for done, table in enumerate(tables, 1):
+            write({"call": tool_call_id, "done": done, "total": len(tables), "rows": load(table)})
+        return "ok"
+
+    return import_tables
+
+
+def async_in_a_thread(load):  # an async tool awaiting each load in a thread (the context goes along)
+    @tool
+    async def import_tables(tables: list[str], tool_call_id: Annotated[str, InjectedToolCallId]) -> str:
+        """Import tables."""
+        write = get_stream_writer()
+        for done, table in enumerate(tables, 1):
+            rows = await asyncio.to_thread(load, table)
+            write({"call": tool_call_id, "done": done, "total": len(tables), "rows": rows})
+            await asyncio.sleep(0)
+        return "ok"
+
+    return import_tables
+
+
+@pytest.mark.parametrize("make_import_tool", [async_only, async_in_a_thread], ids=["async-only", "to-thread"])
+def test_lab12_q1_accepts_an_async_tool(make_import_tool, capsys):
+    accepted(lab12.q1, {"make_import_tool": make_import_tool}, capsys)
+
+
+def skips_the_failing_table(load):  # catches the load's error and goes on with the next table
+    @tool
+    def import_tables(tables: list[str], tool_call_id: Annotated[str, InjectedToolCallId]) -> str:
+        """Import tables."""
+        write, done = get_stream_writer(), 0
+        for table in tables:
+            try:
+                rows = load(table)
+            except Exception:
+                continue
+            done += 1
+            write({"call": tool_call_id, "done": done, "total": len(tables), "rows": rows})
+        return "ok"
+
+    return import_tables
+
+
+def error_message_returned(load):  # answers the failure itself with an error ToolMessage
+    @tool
+    def import_tables(tables: list[str], tool_call_id: Annotated[str, InjectedToolCallId]):
+        """Import tables."""
+        write = get_stream_writer()
+        for done, table in enumerate(tables, 1):
+            try:
+                rows = load(table)
+            except Exception as error:
+                return ToolMessage(
+                    f"failed at table {done}: {error}", tool_call_id=tool_call_id, status="error"
+                )
+            write({"call": tool_call_id, "done": done, "total": len(tables), "rows": rows})
+        return "ok"
+
+    return import_tables
+
+
+def loads_twice(load):  # loads each table again to be sure
+    @tool
+    def import_tables(tables: list[str], tool_call_id: Annotated[str, InjectedToolCallId]) -> str:
+        """Import tables."""
+        write = get_stream_writer()
+        for done, table in enumerate(tables, 1):
+            load(table)
+            write({"call": tool_call_id, "done": done, "total": len(tables), "rows": load(table)})
+        return "ok"
+
+    return import_tables
+
+
+def test_lab12_q1_a_skipped_failing_table_is_named_on_every_draw():
+    for seed in range(8):
+        with pytest.raises(CheckFailed) as info:
+            lab12.check_import_tool(skips_the_failing_table, seed=seed)
+        message = str(info.value)
+        assert "a failing load did not fail the call" in message, message
+        assert "written late" not in message, message
+
+
+@pytest.mark.parametrize(
+    ("make_import_tool", "phrases", "absent"),
+    [
+        (
+            error_message_returned,
+            ["did not fail the call", "returned an error ToolMessage", "'tools' mode"],
+            ["told the import worked"],
+        ),
+        (loads_twice, ["did not load each table", "loads of tables 1, 1, 2"], []),
+    ],
+    ids=["error-toolmessage-returned", "loads-twice"],
+)
+def test_lab12_q1_names_what_the_tool_did(make_import_tool, phrases, absent):
+    message = rejected(lab12.q1, {"make_import_tool": make_import_tool}, *phrases)
+    for phrase in absent:
+        assert phrase not in message, message
+
+
+# == learner objects are read only through run_learner, never on the check's own thread ==================
+ON_CHECK_THREAD: list[str] = []
+
+
+def on_check_thread(what):
+    """Record `what` when it runs on the check's own thread (the caller's, or the one the framework
+    runs the check's own code on), not in a run of learner code (`run_learner`'s worker, a tool's)."""
+    current = threading.current_thread()
+    if current is threading.main_thread() or re.fullmatch(r"lab-check:q\d+", current.name):
+        ON_CHECK_THREAD.append(what)
+
+
+class NamedMeta(type):
+    @property
+    def __name__(cls):
+        on_check_thread("a metaclass __name__")
+        return "Event"
+
+
+class Event(dict, metaclass=NamedMeta):
+    pass
+
+
+class Key:
+    def __hash__(self):
+        on_check_thread("a key's __hash__")
+        return hash("call")
+
+    def __eq__(self, other):
+        on_check_thread("a key's __eq__")
+        return other == "call"
+
+    def __lt__(self, other):
+        on_check_thread("a key's __lt__")
+        return False
+
+    __gt__ = __lt__
+
+
+def event_class_name(load):
+    return importer(lambda c, d, t, r, table: Event(call=c, done=d, total=t, rows=r))(load)
+
+
+def event_odd_key(load):
+    return importer(lambda c, d, t, r, table: {Key(): c, "done": d, "total": t, "rows": r})(load)
+
+
+class Schema(StructuredTool):
+    @property
+    def tool_call_schema(self):
+        threading.Event().wait(30)
+
+
+def schema_hangs(load):
+    def ingest(tables: list[str], tool_call_id: Annotated[str, InjectedToolCallId]) -> str:
+        return "ok"
+
+    return Schema.from_function(ingest, name="ingest", description="Ingest.")
+
+
+def test_lab12_q1_reads_learner_objects_only_through_run_learner(monkeypatch):
+    ON_CHECK_THREAD.clear()
+    rejected(
+        lab12.q1, {"make_import_tool": event_class_name}, "not the dict asked for", "an Event, not a dict"
+    )
+    rejected(lab12.q1, {"make_import_tool": event_odd_key}, "not the dict asked for", "(each a str)")
+    assert ON_CHECK_THREAD == []
+    monkeypatch.setattr(lab12, "LIMIT", 0.5)
+    rejected(lab12.q1, {"make_import_tool": schema_hangs}, "did not return within 0.5 s", "tool_call_schema")
+
+
+class Odd:
+    @property
+    def __class__(self):
+        on_check_thread("an object's __class__")
+        return dict
+
+
+def test_lab12_q2_reads_learner_objects_only_through_run_learner():
+    ON_CHECK_THREAD.clear()
+
+    def odd(graph, inputs):
+        list(graph.stream(inputs))
+        return Odd()
+
+    def named(graph, inputs):
+        return Event(SOL["summarize_run"](graph, inputs))
+
+    def odd_keys(graph, inputs):
+        summary = SOL["summarize_run"](graph, inputs)
+        return {
+            k: {Key(): v["name"], **{f: v[f] for f in ("turn", "progress", "outcome")}}
+            for k, v in summary.items()
+        }
+
+    rejected(lab12.q2, {"summarize_run": odd}, "did not return the plain summary", "an Odd")
+    rejected(lab12.q2, {"summarize_run": named}, "did not return the plain summary", "an Event", "dict(...)")
+    rejected(lab12.q2, {"summarize_run": odd_keys}, "did not return the plain summary", "not exactly")
+    assert ON_CHECK_THREAD == []
+
+
+# == q2: astream, outcomes only the "tools" mode tells, progress as reported, the graph's tools ==========
+async def with_astream(graph, inputs):  # async, `astream`: the check's middleware has an async hook
+    calls, turn = {}, 0
+    async for mode, chunk in graph.astream(inputs, stream_mode=["updates", "custom", "tools"]):
+        if mode == "updates":
+            for update in chunk.values():
+                for message in requested(update):
+                    turn += 1
+                    for call in message.tool_calls:
+                        calls[call["id"]] = entry(call["name"], turn)
+        elif mode == "custom":
+            calls[chunk["call"]]["progress"].append(chunk["done"])
+        elif chunk["event"] in ("tool-finished", "tool-error"):
+            calls[chunk["tool_call_id"]]["outcome"] = (
+                "finished" if chunk["event"] == "tool-finished" else "error"
+            )
+    return calls
+
+
+def test_lab12_q2_accepts_astream(capsys):
+    accepted(lab12.q2, {"summarize_run": with_astream}, capsys)
+
+
+def test_lab12_q2_a_course_error_is_said_as_the_course_s(monkeypatch):
+    monkeypatch.delattr(lab12._ErrorsAsMessages, "awrap_tool_call")  # as the check was: no async hook
+    message = rejected(
+        lab12.q2, {"summarize_run": with_astream}, "the check's own graph failed", "a bug in the course"
+    )
+    assert "an update can be None" not in message, message
+
+
+def outcome_guessed(guess):
+    """A summarize_run without the "tools" mode: the outcome guessed from each ToolMessage."""
+
+    def summarize_run(graph, inputs):
+        calls, turn = {}, 0
+        for mode, chunk in graph.stream(inputs, stream_mode=["updates", "custom"]):
+            if mode == "custom":
+                calls[chunk["call"]]["progress"].append(chunk["done"])
+                continue
+            for update in chunk.values():
+                for message in requested(update):
+                    turn += 1
+                    for call in message.tool_calls:
+                        calls[call["id"]] = entry(call["name"], turn)
+                for e in update if isinstance(update, list) else [update]:
+                    for m in e.get("messages", []) if isinstance(e, dict) else []:
+                        if isinstance(m, ToolMessage):
+                            record = calls[m.tool_call_id]
+                            record["outcome"] = "finished" if m.status == "success" else guess(m, record)
+        return calls
+
+    return summarize_run
+
+
+def progress_rebuilt(rebuild):
+    def summarize_run(graph, inputs):
+        calls = SOL["summarize_run"](graph, inputs)
+        for record in calls.values():
+            record["progress"] = rebuild(record["progress"])
+        return calls
+
+    return summarize_run
+
+
+def from_the_tools_closures(graph, inputs):  # the tester's reading of the graph's tools
+    calls, turn = {}, 0
+    for message in graph.invoke(inputs)["messages"]:
+        if isinstance(message, AIMessage) and message.tool_calls:
+            turn += 1
+            for call in message.tool_calls:
+                calls[call["id"]] = entry(call["name"], turn)
+    for node_tool in graph.nodes["tools"].bound.tools_by_name.values():
+        function = node_tool.func
+        space = dict(
+            zip(
+                function.__code__.co_freevars,
+                [c.cell_contents for c in function.__closure__ or ()],
+                strict=False,
+            )
+        )
+        if "calls" in space and "ran" in space:
+            for call_id, call in space["calls"].items():
+                calls[call_id]["progress"] = list(range(1, call.reported + 1))
+                if call_id in space["ran"].starts:
+                    calls[call_id]["outcome"] = "error" if call.fails_at else "finished"
+    return calls
+
+
+@pytest.mark.parametrize(
+    ("summarize_run", "phrases"),
+    [
+        (
+            outcome_guessed(lambda m, record: "error" if record["progress"] else "not run"),
+            ["outcome of", "expected: 'error'", "observed: 'not run'", "before reporting any progress"],
+        ),
+        (
+            outcome_guessed(lambda m, record: "error" if str(m.content).startswith("Error") else "not run"),
+            ["outcome of", "expected: 'error'", "does not say whether its call ran"],
+        ),
+        (
+            progress_rebuilt(lambda progress: list(range(1, progress[-1] + 1)) if progress else []),
+            ["progress of the import that retried its table", "a retried table is reported twice"],
+        ),
+        (progress_rebuilt(lambda progress: sorted(set(progress))), ["retried", "made unique"]),
+        (from_the_tools_closures, ["progress of", "is wrong"]),
+    ],
+    ids=[
+        "no-progress-means-not-run",
+        "error-text-means-error",
+        "range-to-last",
+        "sorted-set",
+        "tools-closures",
+    ],
+)
+def test_lab12_q2_refuses_what_only_looks_like_the_run(summarize_run, phrases):
+    for seed in range(3):
+        with pytest.raises(CheckFailed) as info:
+            lab12.check_summary(summarize_run, seed=seed)
+        for phrase in phrases:
+            assert phrase in str(info.value), str(info.value)

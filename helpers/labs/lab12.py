@@ -13,28 +13,44 @@ How the checks hold:
 - Every check draws its scenario at random (call ids, table names, row counts, which call fails,
   the order of the calls in a turn), but every scenario holds every hard case: calls of the same tool
   that run at once and whose progress interleaves, a call with nothing to do, a call that fails after
-  some progress, a second model turn, and in q2 a call a limit answers without running it, updates
-  that are None, lists (a tool returned a `Command`) or dicts without messages. Both checks run a
-  `create_agent` agent (one task per call) and a `ToolNode` loop.
-- q1 relates each progress event to the work as it happens: the check's `load` for table k of a
-  call waits until the check's own stream has received the progress of table k - 1, so progress
-  written late (all at the end, in a `finally`) is seen as late, and each event must carry the rows
-  that table's load returned, so progress written before the work cannot be right.
-- q2's tools record every run: a summary read from a run streamed once per mode is refused.
-- Only plain types are accepted: `type(x) is dict`, `str`, `int`, `list`, checked before any
-  comparison; what the learner's code returned is compared after copying it into builtins built here.
+  some progress, a second model turn; in q2 also an import that fails before its first table, a tool
+  that raises, an import that reports a retried table twice, a call a limit answers without running
+  it, updates that are None, lists (a tool returned a `Command`) or dicts without messages. Both
+  checks run a `create_agent` agent (one task per call) and a `ToolNode` loop.
+- q1 relates each progress event to the work as it happens: the check's `load` writes a mark of its
+  own to the same custom stream as each load begins, so the one ordered stream shows whether the
+  event of table k - 1 came before table k was loaded (progress written late, all at the end or in
+  a `finally`, comes after), whether each table was loaded at all (an event for a table never
+  loaded reports work that did not happen), and each event must carry the rows that table's load
+  returned. The check's own stream loop keeps what it received; nothing the tool is handed can
+  add to it.
+- What the learner's code is handed holds no state of the check's: `load` and the tools of q2's
+  graphs are plain functions holding an opaque token; the scenario and the record of what ran live
+  in a private registry (`_put`/`_get`), and are dropped when the check ends.
+- q2's tools record every run: a summary read from a run streamed once per mode is refused. Which
+  calls failed, failed before any progress, or never ran cannot be told from the messages alone
+  (an error ToolMessage's text does not say it): only the "tools" mode says it.
+- Only plain types are accepted: `type(x) is dict`, `str`, `int`, `list`, checked on every key and
+  value before any other read (no `==`, hash, sort or class name of a learner's object is computed
+  on the check's own thread); what the learner's code returned is compared after copying it into
+  builtins built here. Everything else read from a learner's object (a tool's schema, its name when
+  a graph is built) is read through `run_learner`.
 - Expected values are computed inside the checks, from the scenario drawn for that check; nothing
   public returns them.
 """
 
 from __future__ import annotations
 
+import asyncio
 import random
+import secrets
 import threading
+import weakref
+from pathlib import Path
 from typing import Annotated, Any
 
 from langchain.agents import create_agent
-from langchain.agents.middleware import ToolCallLimitMiddleware, wrap_tool_call
+from langchain.agents.middleware import AgentMiddleware, ToolCallLimitMiddleware
 from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool
 from langgraph.config import get_stream_writer
@@ -49,6 +65,7 @@ from helpers.labs import (
     StillAStub,
     fail,
     record_failure,
+    rng,
     run_learner,
     section,
     shorten,
@@ -72,11 +89,47 @@ OUTCOMES = ("finished", "error", "not run")
 LIMIT: float | None = None
 """Seconds one run of the learner's code may take before a hang is reported (None: labs.LIMIT)."""
 WAIT = 1.5
-"""q1: seconds the check's `load` waits for the previous table's progress before calling it late. A
-correct tool's event arrives within milliseconds; waiting is paid once per check, by late progress."""
+"""q1: seconds the check's `load` waits, before a call's first table, for the other calls to begin
+(so they run at once), and, for a load made outside the tool's run (no stream to mark), for the
+previous table's event. A correct tool pays nothing; a wait is paid once per check."""
 BATON = 2.0
 """q2: seconds one of the check's tools waits for its turn to write (the check interleaves them)."""
 WORDS = ("orders", "users", "events", "invoices", "stock", "visits", "refunds", "reviews", "carts")
+_HERE = str(Path(__file__).resolve())
+"""This file: an exception raised in it, while the learner's code ran the check's graph, is the
+course's own fault, said as such."""
+
+
+# == the registry: what a check hands the learner holds a token, never the check's state ===============
+def _registry() -> tuple[Any, Any, Any]:
+    """`put(state) -> token`, `get(token) -> state`, `drop(token)`, over one private dict.
+
+    A check's `load` and the tools of its graphs hold only the token: the scenario they act out and
+    the record of what they did are looked up here while the check runs, and dropped when it ends."""
+    live: dict[str, Any] = {}
+    lock = threading.Lock()
+
+    def put(state: Any) -> str:
+        token = secrets.token_hex(12)
+        with lock:
+            live[token] = state
+        return token
+
+    def get(token: str) -> Any:
+        with lock:
+            state = live.get(token)
+        if state is None:
+            raise RuntimeError("this belongs to a check that has ended: run the check again")
+        return state
+
+    def drop(token: str) -> None:
+        with lock:
+            live.pop(token, None)
+
+    return put, get, drop
+
+
+_put, _get, _drop = _registry()
 
 
 # == what the notebook uses =============================================================================
@@ -117,11 +170,30 @@ def batch_agent(tool: BaseTool, batches: list[list[str]]) -> Any:
 
 def sample_run() -> tuple[Any, dict]:
     """A small run to try `summarize_run` on: (graph, inputs). Two imports at once, then a second turn."""
-    graph = _q2_graph(_sample_scenario(), agent=True)[0]
+    scenario = _sample_scenario()
+    token = _put(_Q2State(scenario))
+    graph = _q2_graph(scenario, True, token)
+    weakref.finalize(graph, _drop, token)
     return graph, {"messages": [HumanMessage("Import the weekly batch.")]}
 
 
-# == helpers shared by the checks =======================================================================
+# == helpers shared by the checks: reading a learner's object without running its code ==================
+def _name(kind: type) -> str:
+    """A class's own name, read from the class itself (a metaclass's `__name__` is never called)."""
+    return type.__dict__["__name__"].__get__(kind)
+
+
+def _inherits(value: Any, base: type) -> bool:
+    """`isinstance(value, base)` without calling `value.__class__` or a metaclass's hooks."""
+    return any(kind is base for kind in type.__dict__["__mro__"].__get__(type(value)))
+
+
+def _a(kind: type) -> str:
+    """'a dict', 'an int': a class's own name with its article."""
+    name = _name(kind)
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+
+
 def _plain(value: Any, depth: int = 0) -> str:
     """`value` shown without calling any of its methods unless it is a builtin plain value."""
     kind = type(value)
@@ -130,41 +202,38 @@ def _plain(value: Any, depth: int = 0) -> str:
     if depth > 2:
         return "…"
     if kind is dict:
-        return (
-            "{"
-            + ", ".join(f"{_plain(k, depth + 1)}: {_plain(v, depth + 1)}" for k, v in list(value.items())[:6])
-            + "}"
-        )
+        items = list(dict.items(value))[:6]
+        return "{" + ", ".join(f"{_plain(k, depth + 1)}: {_plain(v, depth + 1)}" for k, v in items) + "}"
     if kind in (list, tuple):
-        inner = ", ".join(_plain(v, depth + 1) for v in list(value)[:8])
+        inner = ", ".join(_plain(v, depth + 1) for v in list(kind.__iter__(value))[:8])
         return f"[{inner}]" if kind is list else f"({inner})"
-    return f"a {kind.__name__}"
+    return _a(kind)
 
 
-def _ids(rng: random.Random, count: int) -> list[str]:
+def _ids(draw: random.Random, count: int) -> list[str]:
     ids: list[str] = []
     while len(ids) < count:
-        candidate = f"call_{rng.getrandbits(40):010x}"
+        candidate = f"call_{draw.getrandbits(40):010x}"
         if candidate not in ids:
             ids.append(candidate)
     return ids
 
 
-def _tables(rng: random.Random, count: int, taken: set[str]) -> tuple[str, ...]:
+def _tables(draw: random.Random, count: int, taken: set[str]) -> tuple[str, ...]:
     names = []
     while len(names) < count:
-        name = f"{rng.choice(WORDS)}_{rng.getrandbits(16):04x}"
+        name = f"{draw.choice(WORDS)}_{draw.getrandbits(16):04x}"
         if name not in taken:
             taken.add(name)
             names.append(name)
     return tuple(names)
 
 
-def _rows(rng: random.Random, count: int, used: set[int]) -> tuple[int, ...]:
+def _rows(draw: random.Random, count: int, used: set[int]) -> tuple[int, ...]:
     """`count` row counts, none drawn before in this scenario (so rows tell which table they are)."""
     rows: list[int] = []
     while len(rows) < count:
-        value = rng.randint(100, 9999)
+        value = draw.randint(100, 9999)
         if value not in used:
             used.add(value)
             rows.append(value)
@@ -173,15 +242,26 @@ def _rows(rng: random.Random, count: int, used: set[int]) -> tuple[int, ...]:
 
 class _Call:
     """One call the check's model asks for: its id, tables, the rows each load returns, the 1-based
-    position of the table whose load raises (0: none), and its role in the scenario."""
+    position of the table whose load raises (0: none), its role in the scenario, and (q2) the `done`
+    of each progress event its tool writes, in order."""
 
-    __slots__ = ("id", "tables", "rows", "fails_at", "role", "tool", "turn")
+    __slots__ = ("id", "tables", "rows", "fails_at", "role", "tool", "turn", "dones", "args")
 
     def __init__(
-        self, id: str, tables: tuple, rows: tuple, fails_at: int, role: str, tool: str = "", turn: int = 1
+        self,
+        id: str,
+        tables: tuple,
+        rows: tuple,
+        fails_at: int,
+        role: str,
+        tool: str = "",
+        turn: int = 1,
+        dones: tuple[int, ...] | None = None,
     ):
         self.id, self.tables, self.rows, self.fails_at = id, tables, rows, fails_at
         self.role, self.tool, self.turn = role, tool, turn
+        self.dones = tuple(range(1, self.reported + 1)) if dones is None else dones
+        self.args: dict = {"tables": list(tables)}
 
     @property
     def reported(self) -> int:
@@ -189,17 +269,34 @@ class _Call:
         return self.fails_at - 1 if self.fails_at else len(self.tables)
 
 
-def _errors_as_messages():
-    """The middleware both checks give `create_agent`: a tool's exception becomes an error answer."""
+class _ErrorsAsMessages(AgentMiddleware):
+    """The middleware both checks give `create_agent`: a tool's exception becomes an error answer
+    (sync and async: the learner may stream with `stream` or `astream`). Its text names the
+    exception, not "Error": whether a call ran is for the "tools" mode to say."""
 
-    @wrap_tool_call
-    def errors_as_messages(request, handler):
+    @staticmethod
+    def _answer(request: Any, error: Exception) -> ToolMessage:
+        call = request.tool_call
+        return ToolMessage(
+            f"{type(error).__name__}: {error}", tool_call_id=call["id"], name=call["name"], status="error"
+        )
+
+    def wrap_tool_call(self, request: Any, handler: Any) -> Any:
         try:
             return handler(request)
         except Exception as error:  # noqa: BLE001 - the call's answer says what went wrong
-            return ToolMessage(f"Error: {error!r}", tool_call_id=request.tool_call["id"], status="error")
+            return self._answer(request, error)
 
-    return errors_as_messages
+    async def awrap_tool_call(self, request: Any, handler: Any) -> Any:
+        try:
+            return await handler(request)
+        except Exception as error:  # noqa: BLE001 - the call's answer says what went wrong
+            return self._answer(request, error)
+
+
+def _error_text(error: Exception) -> str:
+    """What a `ToolNode` loop of the checks answers a tool's exception with (as the middleware)."""
+    return f"{type(error).__name__}: {error}"
 
 
 def _run_case(cases: Cases, name: str, case: Any, recorded: Any, seen: dict) -> None:
@@ -213,121 +310,243 @@ def _run_case(cases: Cases, name: str, case: Any, recorded: Any, seen: dict) -> 
         cases.ok(name)
 
 
+def _course_fault(error: BaseException) -> bool:
+    """True when an exception the learner's code led to came from the check's own graph (its tools,
+    its middleware) rather than from the learner's code or their use of a library."""
+    frames = []
+    tb = error.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame.f_code.co_filename)
+        tb = tb.tb_next
+    if frames and frames[-1] == _HERE:
+        return True
+    text = str(error) if type(error) is NotImplementedError else ""
+    return "implementation of" in text and "is not available" in text  # a middleware hook missing
+
+
 # == q1: progress from a tool whose calls run at once ===================================================
-def _q1_scenario(rng: random.Random) -> list[_Call]:
+def _q1_scenario(draw: random.Random) -> list[_Call]:
     """Four calls in one turn, in random order: two that import several tables, one with no tables,
     one whose load fails after at least one table."""
-    ids, taken, used = _ids(rng, 4), set(), set()
-    sizes = {"a long import": rng.randint(3, 4), "a short import": rng.randint(2, 3), "no tables": 0}
+    ids, taken, used = _ids(draw, 4), set(), set()
+    sizes = {"a long import": draw.randint(3, 4), "a short import": draw.randint(2, 3), "no tables": 0}
     calls = []
     for (role, size), call_id in zip(sizes.items(), ids, strict=False):
-        tables = _tables(rng, size, taken)
-        calls.append(_Call(call_id, tables, _rows(rng, size, used), 0, role))
-    size = rng.randint(2, 3)
-    tables = _tables(rng, size, taken)
-    calls.append(_Call(ids[3], tables, _rows(rng, size, used), rng.randint(2, size), "a failing load"))
-    rng.shuffle(calls)
+        tables = _tables(draw, size, taken)
+        calls.append(_Call(call_id, tables, _rows(draw, size, used), 0, role))
+    size = draw.randint(2, 3)
+    tables = _tables(draw, size, taken)
+    calls.append(_Call(ids[3], tables, _rows(draw, size, used), draw.randint(2, size), "a failing load"))
+    draw.shuffle(calls)
     return calls
 
 
-class _Watch:
-    """What one streamed run of the learner's tool did, recorded as it happened (thread-safe).
+class _Mark:
+    """What the check's `load` writes to the custom stream as a load begins. In the one ordered
+    stream it shows whether the previous table's event came first; the check's stream loop takes
+    it out before reading the tool's events."""
 
-    `load` is handed to the learner's tool. Before the first table of a call it waits until every
-    call with tables has begun (so the calls overlap); before table k it waits until the check's
-    stream has received that call's progress for table k - 1, and records a late one. Either wait is
-    at most `WAIT`, paid once per check. `receive` is called by the check's own stream loop for
-    every custom chunk.
-    """
+    __slots__ = ("token", "call", "k")
+
+    def __init__(self, token: str, call: str, k: int) -> None:
+        self.token, self.call, self.k = token, call, k
+
+
+class _Loads:
+    """The state of one run's `load` (thread-safe), kept in the registry, never handed out.
+
+    Before a call's first table, `load` waits until every call with tables has begun, so the calls
+    overlap (not on an event loop's thread: that would block the loop). A load made where there is no
+    stream to mark (a thread of the tool's own) waits instead for the previous table's event, as the
+    check's stream loop reports it (`got`), and records a late one. Either wait is at most `WAIT`,
+    paid once per check (`patience`, shared by a check's runs)."""
+
+    __slots__ = ("calls", "where", "cond", "began", "busy", "got", "late", "unknown", "unmarked", "patience")
 
     def __init__(self, calls: list[_Call], patience: list[bool]) -> None:
         self.calls = calls
         self.where = {t: (c, k) for c in calls for k, t in enumerate(c.tables, 1)}
         self.cond = threading.Condition()
-        self.got: set[tuple[str, int]] = set()
-        self.chunks: list[Any] = []  # every custom chunk, in arrival order
-        self.loads: list[tuple[str, int]] = []  # (call id, k) in the order the loads began
-        self.late: list[tuple[str, int]] = []  # (call id, k): table k began before k - 1 was reported
-        self.unknown: list[str] = []
-        self.ends: dict[str, tuple[str, int, str]] = {}  # call id → (event, chunks seen by then, message)
-        self.busy = {c.id for c in calls if c.tables}
         self.began: set[str] = set()
-        self.patience = patience  # shared by a check's runs: one wait for late progress per check
+        self.busy = {c.id for c in calls if c.tables}
+        self.got: set[tuple[str, int]] = set()
+        self.late: list[tuple[str, int]] = []
+        self.unknown: list[str] = []
+        self.unmarked: list[tuple[str, int]] = []
+        self.patience = patience
 
-    def load(self, table: str) -> int:
-        if type(table) is not str or table not in self.where:
-            with self.cond:
-                self.unknown.append(_plain(table))
-            raise LookupError(f"there is no table {_plain(table)}")
-        call, k = self.where[table]
-        with self.cond:
-            if k == 1:  # every call with tables in flight at once before any loads: they overlap
-                self.began.add(call.id)
-                self.cond.notify_all()
-                if self.patience[0] and not self.cond.wait_for(lambda: self.began >= self.busy, timeout=WAIT):
-                    self.patience[0] = False  # the calls ran one after another: wait no more
-            if k > 1 and (call.id, k - 1) not in self.got:
-                if self.patience[0]:
-                    self.cond.wait_for(lambda: (call.id, k - 1) in self.got, timeout=WAIT)
-                if (call.id, k - 1) not in self.got:
-                    self.late.append((call.id, k))
-                    self.patience[0] = False
-            self.loads.append((call.id, k))
-        if k == call.fails_at:
-            raise LoadError(f"table {table!r} is locked")
-        return call.rows[k - 1]
 
-    def receive(self, chunk: Any) -> None:
-        with self.cond:
-            self.chunks.append(chunk)
-            if _event_problem(chunk) is None:
-                self.got.add((chunk["call"], chunk["done"]))
-            self.cond.notify_all()
+def _on_a_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
-    def end(self, event: dict) -> None:
-        with self.cond:
-            self.ends[event["tool_call_id"]] = (
-                event["event"],
-                len(self.chunks),
-                str(event.get("message", "")),
-            )
+
+def _make_load(token: str) -> Any:
+    """The `load(table)` the check hands `make_import_tool`: a plain function holding a token."""
+
+    def load(table: str) -> int:
+        """Load one table and return how many rows it held."""
+        return _q1_load(token, table)
+
+    return load
+
+
+def _q1_load(token: str, table: Any) -> int:
+    state = _get(token)
+    if type(table) is not str or table not in state.where:
+        with state.cond:
+            state.unknown.append(_plain(table))
+        raise LookupError(f"there is no table {_plain(table)}")
+    call, k = state.where[table]
+    try:
+        write = get_stream_writer()
+    except Exception:  # noqa: BLE001 - called outside the tool's run: nothing to mark
+        write = None
+    wait = state.patience[0] and not _on_a_loop()
+    with state.cond:
+        if k == 1:  # every call with tables in flight at once before any loads: they overlap
+            state.began.add(call.id)
+            state.cond.notify_all()
+            if wait and not state.cond.wait_for(lambda: state.began >= state.busy, timeout=WAIT):
+                state.patience[0] = False  # the calls ran one after another: wait no more
+        if write is None:
+            state.unmarked.append((call.id, k))
+            if k > 1 and (call.id, k - 1) not in state.got:
+                if state.patience[0] and not _on_a_loop():
+                    state.cond.wait_for(lambda: (call.id, k - 1) in state.got, timeout=WAIT)
+                if (call.id, k - 1) not in state.got:
+                    state.late.append((call.id, k))
+                    state.patience[0] = False
+    if write is not None:
+        write(_Mark(token, call.id, k))
+    if k == call.fails_at:
+        raise LoadError(f"table {table!r} is locked")
+    return call.rows[k - 1]
 
 
 def _event_problem(chunk: Any) -> str | None:
-    """Why `chunk` is not a progress event of the shape asked for, or None."""
+    """Why `chunk` is not a progress event of the shape asked for, or None. Reads nothing of it but
+    its exact types until every key is a plain str (so no learner `__eq__`, `__hash__`, `__lt__`)."""
     if type(chunk) is not dict:
-        return f"a {type(chunk).__name__}, not a dict"
-    if tuple(sorted(chunk)) != tuple(sorted(KEYS)) or any(type(k) is not str for k in chunk):
-        return f"keys {sorted(map(_plain, chunk))}, not exactly {list(KEYS)}"
+        return f"{_a(type(chunk))}, not a dict"
+    keys = list(dict.keys(chunk))
+    if any(type(k) is not str for k in keys):
+        return f"keys {[_plain(k) for k in keys][:6]}, not exactly {list(KEYS)} (each a str)"
+    if sorted(keys) != sorted(KEYS):
+        return f"keys {sorted(keys)}, not exactly {list(KEYS)}"
     if type(chunk["call"]) is not str:
-        return f"'call' is a {type(chunk['call']).__name__}, not a str"
+        return f"'call' is {_a(type(chunk['call']))}, not a str"
     for key in ("done", "total", "rows"):
         if type(chunk[key]) is not int:
-            return f"{key!r} is a {type(chunk[key]).__name__}, not an int"
+            return f"{key!r} is {_a(type(chunk[key]))}, not an int"
     return None
+
+
+def _async_only(tool: Any) -> bool:
+    """A tool with a coroutine and no sync function: the check streams it with `astream`."""
+    return getattr(tool, "func", None) is None and getattr(tool, "coroutine", None) is not None
 
 
 def _q1_graph(tool: BaseTool, calls: list[_Call], agent: bool) -> Any:
     turn = [{"name": tool.name, "args": {"tables": list(c.tables)}, "id": c.id} for c in calls]
     model = ScriptedChatModel(script=[turn, "done"])
     if agent:
-        return create_agent(model, [tool], middleware=[_errors_as_messages()])
-    return tool_loop(model.bind_tools([tool]), [tool], handle_tool_errors=True)
+        return create_agent(model, [tool], middleware=[_ErrorsAsMessages()])
+    return tool_loop(model.bind_tools([tool]), [tool], handle_tool_errors=_error_text)
 
 
-def _q1_stream(graph: Any, watch: _Watch) -> None:
-    """The check's own consumer: every custom chunk to `watch.receive`, every call's end to `watch.end`."""
-    for mode, chunk in graph.stream(
-        {"messages": [HumanMessage("Import the tables.")]}, stream_mode=["custom", "tools"]
-    ):
+def _q1_run(tool: BaseTool, calls: list[_Call], agent: bool, token: str) -> Any:
+    """The check's own stream of the learner's tool, run through `run_learner` (building the graph
+    reads the tool). Returns what it received, in order: ("load", call id, k) for the check's marks,
+    ("event", chunk) for anything else on the custom stream, ("end", call id, event, status,
+    message) when a call ends. An async-only tool is streamed with `astream`."""
+    graph = _q1_graph(tool, calls, agent)
+    state = _get(token)
+    log: list[tuple] = []
+
+    def take(mode: str, chunk: Any) -> None:
         if mode == "custom":
-            watch.receive(chunk)
-        elif chunk.get("event") in ("tool-finished", "tool-error"):
-            watch.end(chunk)
+            if type(chunk) is _Mark and chunk.token is token:
+                log.append(("load", chunk.call, chunk.k))
+                return
+            log.append(("event", chunk))
+            if _event_problem(chunk) is None:
+                with state.cond:
+                    state.got.add((chunk["call"], chunk["done"]))
+                    state.cond.notify_all()
+        elif type(chunk) is dict and chunk.get("event") in ("tool-finished", "tool-error"):
+            output = chunk.get("output")
+            status = output.status if type(output) is ToolMessage else ""
+            log.append(
+                (
+                    "end",
+                    str(chunk["tool_call_id"]),
+                    chunk["event"],
+                    str(status),
+                    str(chunk.get("message", "")),
+                )
+            )
+
+    inputs = {"messages": [HumanMessage("Import the tables.")]}
+    if _async_only(tool):
+
+        async def run() -> list[tuple]:
+            async for mode, chunk in graph.astream(inputs, stream_mode=["custom", "tools"]):
+                take(mode, chunk)
+            return log
+
+        return run()
+    for mode, chunk in graph.stream(inputs, stream_mode=["custom", "tools"]):
+        take(mode, chunk)
+    return log
 
 
-def _mine(watch: _Watch, call: _Call) -> list[dict]:
-    return [c for c in watch.chunks if _event_problem(c) is None and c["call"] == call.id]
+class _Run:
+    """What one streamed run of the learner's tool did, in the order the check's stream received it
+    (its `log`), and what `load` recorded (unknown tables, loads without a mark, late ones)."""
+
+    __slots__ = ("calls", "log", "late", "unknown", "unmarked")
+
+    def __init__(self, calls: list[_Call], log: Any, state: _Loads) -> None:
+        self.calls = calls
+        self.log = list(log) if type(log) is list else []
+        with state.cond:
+            self.late, self.unknown = list(state.late), list(state.unknown)
+            self.unmarked = list(state.unmarked)
+
+    def chunks(self) -> list[Any]:
+        """Every chunk the tool wrote, in order."""
+        return [entry[1] for entry in self.log if entry[0] == "event"]
+
+    def events(self, call_id: str) -> list[tuple[int, dict]]:
+        """(position in the log, event) of every well-formed event naming `call_id`."""
+        return [
+            (i, e[1])
+            for i, e in enumerate(self.log)
+            if e[0] == "event" and _event_problem(e[1]) is None and e[1]["call"] == call_id
+        ]
+
+    def loads(self, call_id: str) -> list[int]:
+        """The tables (1-based) `load` began for `call_id`, in order."""
+        marked = [e[2] for e in self.log if e[0] == "load" and e[1] == call_id]
+        return marked + [k for c, k in self.unmarked if c == call_id]
+
+    def mark_at(self, call_id: str, k: int) -> int | None:
+        return next((i for i, e in enumerate(self.log) if e[0] == "load" and e[1:] == (call_id, k)), None)
+
+    def end(self, call_id: str) -> tuple[str, int, str, str]:
+        """(event, position in the log, the answer's status, the error message) of the call's end."""
+        for i, e in enumerate(self.log):
+            if e[0] == "end" and e[1] == call_id:
+                return e[2], i, e[3], e[4]
+        return "", len(self.log), "", ""
+
+
+def _mine(run: _Run, call: _Call) -> list[dict]:
+    return [event for _, event in run.events(call.id)]
 
 
 def _expected(call: _Call) -> list[dict]:
@@ -344,9 +563,13 @@ def _show_events(events: list[dict]) -> str:
     )
 
 
-# -- q1's cases: each takes what one run recorded (`watch`) ---------------------------------------------
-def case_events_are_plain_dicts(watch: _Watch) -> None:
-    for chunk in watch.chunks:
+def _show_loads(loads: list[int]) -> str:
+    return ", ".join(map(str, loads)) if loads else "none"
+
+
+# -- q1's cases: each takes what one run recorded (`run`) -----------------------------------------------
+def case_events_are_plain_dicts(run: _Run) -> None:
+    for chunk in run.chunks():
         problem = _event_problem(chunk)
         if problem:
             raise fail(
@@ -359,10 +582,10 @@ def case_events_are_plain_dicts(watch: _Watch) -> None:
             )
 
 
-def case_events_name_their_call(watch: _Watch) -> None:
-    ids = {c.id for c in watch.calls}
-    owner = {rows: c for c in watch.calls for rows in c.rows}  # the rows drawn are all different
-    for chunk in watch.chunks:
+def case_events_name_their_call(run: _Run) -> None:
+    ids = {c.id for c in run.calls}
+    owner = {rows: c for c in run.calls for rows in c.rows}  # the rows drawn are all different
+    for chunk in run.chunks():
         if _event_problem(chunk) is not None:
             continue
         other = owner.get(chunk["rows"])
@@ -383,11 +606,11 @@ def case_events_name_their_call(watch: _Watch) -> None:
         )
 
 
-def case_one_event_per_table(watch: _Watch) -> None:
-    for call in watch.calls:
+def case_one_event_per_table(run: _Run) -> None:
+    for call in run.calls:
         if call.fails_at or not call.tables:
             continue
-        mine, wanted = _mine(watch, call), _expected(call)
+        mine, wanted = _mine(run, call), _expected(call)
         if mine != wanted:
             raise fail(
                 f"the progress of {call.role} ({len(call.tables)} tables) is not one event per table",
@@ -400,9 +623,49 @@ def case_one_event_per_table(watch: _Watch) -> None:
             )
 
 
-def case_each_event_as_it_happens(watch: _Watch) -> None:
-    if watch.late:
-        call_id, k = watch.late[0]
+def case_loads_each_table(run: _Run) -> None:
+    if run.unknown:
+        raise fail(
+            "the tool loaded a table it was not given",
+            expected="`load(table)` for each table of the call's `tables`, in order",
+            observed=f"load({run.unknown[0]})",
+            where=section(STREAMING, PROGRESS),
+        )
+    for call in run.calls:
+        loads = run.loads(call.id)
+        wanted = list(range(1, (call.fails_at or len(call.tables)) + 1))
+        if call.fails_at and loads[: len(wanted)] == wanted:
+            continue  # going on after the failing table: said by the failing load's case
+        if loads != wanted:
+            raise fail(
+                f"the tool did not load each table of {call.role} once, in order",
+                expected=f"`load(table)` for tables {_show_loads(wanted)} of its {len(call.tables)}, in "
+                "order, each once",
+                observed=f"loads of tables {_show_loads(loads)}",
+                why="each event reports a table the tool loaded, with the rows that load returned: an "
+                "event for a table never loaded (or loaded twice) reports work that did not happen",
+                where=section(STREAMING, PROGRESS),
+            )
+
+
+def case_each_event_as_it_happens(run: _Run) -> None:
+    for call in run.calls:
+        events = run.events(call.id)
+        for k in range(2, (call.fails_at or len(call.tables)) + 1):
+            at = run.mark_at(call.id, k)
+            before = [i for i, e in events if e["done"] == k - 1]
+            if at is not None and before and before[0] > at:
+                raise fail(
+                    "progress is written late",
+                    expected=f"the event for table {k - 1} of call {call.id} to be written before table {k} "
+                    "is loaded",
+                    observed=f"table {k} was loaded first; table {k - 1}'s event came after it",
+                    why="write each event right after its table's load, inside the loop: events collected "
+                    "and written at the end (or in a `finally`) arrive when the work is over",
+                    where=section(STREAMING, PROGRESS),
+                )
+    if run.late:
+        call_id, k = run.late[0]
         raise fail(
             "progress is written late",
             expected=f"the event for table {k - 1} of call {call_id} to arrive before table {k} is loaded",
@@ -411,9 +674,9 @@ def case_each_event_as_it_happens(watch: _Watch) -> None:
             "written at the end (or in a `finally`) arrive when the work is over",
             where=section(STREAMING, PROGRESS),
         )
-    for call in watch.calls:
-        event, seen, _ = watch.ends.get(call.id, ("", 0, ""))
-        after = [c for c in watch.chunks[seen:] if _event_problem(c) is None and c["call"] == call.id]
+    for call in run.calls:
+        event, at, _, _ = run.end(call.id)
+        after = [i for i, _ in run.events(call.id) if i > at]
         if event and after:
             raise fail(
                 "progress arrived after its call had ended",
@@ -424,12 +687,12 @@ def case_each_event_as_it_happens(watch: _Watch) -> None:
             )
 
 
-def case_nothing_to_do(watch: _Watch) -> None:
-    for call in watch.calls:
+def case_nothing_to_do(run: _Run) -> None:
+    for call in run.calls:
         if call.tables:
             continue
-        mine = [c for c in watch.chunks if type(c) is dict and c.get("call") == call.id]
-        event, _, message = watch.ends.get(call.id, ("", 0, ""))
+        mine = _mine(run, call)
+        event, _, _, message = run.end(call.id)
         if mine:
             raise fail(
                 "a call with no tables reported progress",
@@ -448,36 +711,61 @@ def case_nothing_to_do(watch: _Watch) -> None:
             )
 
 
-def case_failing_load(watch: _Watch) -> None:
-    for call in watch.calls:
+def case_failing_load(run: _Run) -> None:
+    for call in run.calls:
         if not call.fails_at:
             continue
-        mine, wanted = _mine(watch, call), _expected(call)
+        event, _, status, _ = run.end(call.id)
+        beyond = [k for k in run.loads(call.id) if k > call.fails_at]
+        if event != "tool-error":
+            if event == "tool-finished" and status == "error":
+                observed = "the tool returned an error ToolMessage: the call ended with tool-finished"
+                why = (
+                    "the model is told the import failed, but the call itself finished: the stream's "
+                    "'tools' mode (and any UI following it) sees a success, and the tools node never saw an "
+                    "error. Let the load's error leave the tool: the tools node answers it for you"
+                )
+            elif beyond:
+                observed = (
+                    f"the call ended with {event or 'no end event'}: after table {call.fails_at} failed the "
+                    f"tool went on to load table {beyond[0]}"
+                )
+                why = (
+                    "a table skipped is an import that did not happen, reported as a success: the model "
+                    "and the stream are told the import worked. Let the error out (no try/except around "
+                    "the load): the tools node answers it with an error"
+                )
+            else:
+                observed = f"the call ended with {event or 'no end event'}"
+                why = (
+                    "an error caught inside the tool and returned as text reads as a success: the model "
+                    "and the stream are told the import worked. Let it out (the tools node answers it "
+                    "with an error)"
+                )
+            raise fail(
+                "a failing load did not fail the call",
+                expected="the load's error to leave the tool, so the call ends in an error (tool-error)",
+                observed=observed,
+                why=why,
+                where=section(STREAMING, PROGRESS),
+            )
+        mine, wanted = _mine(run, call), _expected(call)
         if mine != wanted:
             raise fail(
                 f"the call whose table {call.fails_at} fails reported the wrong progress",
-                expected=f"{_show_events(wanted)}: the tables loaded before the failure",
+                expected=f"{_show_events(wanted)}: the tables loaded before the failure, and no event for "
+                f"table {call.fails_at}",
                 observed=_show_events(mine) if mine else "no event for this call",
                 why="a table is reported once its load has returned; the failing one never returned",
                 where=section(STREAMING, PROGRESS),
             )
-        event, _, message = watch.ends.get(call.id, ("", 0, ""))
-        if event != "tool-error":
-            raise fail(
-                "a failing load did not fail the call",
-                expected="the load's error to leave the tool, so the call ends in an error",
-                observed=f"the call ended with {event or 'no end event'}",
-                why="an error caught inside the tool and returned as text reads as a success: the model and "
-                "the stream are told the import worked. Let it out (the tools node answers it with an error)",
-                where=section(STREAMING, PROGRESS),
-            )
 
 
-def case_other_calls_finish(watch: _Watch) -> None:
-    for call in watch.calls:
+def case_other_calls_finish(run: _Run) -> None:
+    for call in run.calls:
         if call.fails_at or not call.tables:
             continue
-        event, _, message = watch.ends.get(call.id, ("", 0, ""))
+        event, _, _, message = run.end(call.id)
         if event != "tool-finished":
             raise fail(
                 f"{call.role} did not finish",
@@ -487,29 +775,29 @@ def case_other_calls_finish(watch: _Watch) -> None:
                 "what)",
                 where=section(STREAMING, PROGRESS),
             )
-    if watch.unknown:
-        raise fail(
-            "the tool loaded a table it was not given",
-            expected="`load(table)` for each table of the call's `tables`, in order",
-            observed=f"load({watch.unknown[0]})",
-            where=section(STREAMING, PROGRESS),
-        )
 
 
 Q1_CASES = (
     ("every event is a plain dict with the four keys", case_events_are_plain_dicts),
     ("each event names its own call (calls of the same tool run at once)", case_events_name_their_call),
     ("one event per table, counted from 1, with the rows that table loaded", case_one_event_per_table),
+    ("each table loaded once, in order", case_loads_each_table),
     ("each event arrives as its table is done, before the next load", case_each_event_as_it_happens),
     ("a call with no tables: no event, and it finishes", case_nothing_to_do),
-    ("a failing load: the tables before it reported, then the call fails", case_failing_load),
+    ("a failing load: the call fails, after the tables before it were reported", case_failing_load),
     ("every other call finishes", case_other_calls_finish),
 )
 
 
+def _model_args(tool: BaseTool) -> tuple[str, ...]:
+    """The arguments the model is asked for (read through `run_learner`: the schema is the tool's)."""
+    schema = tool.tool_call_schema.model_json_schema().get("properties", {})
+    return tuple(str(name) for name in schema)
+
+
 def _q1_tool(make_import_tool: Any, load: Any) -> BaseTool:
     tool = run_learner(make_import_tool, load, limit=LIMIT, name="make_import_tool")
-    if not isinstance(tool, BaseTool):
+    if not _inherits(tool, BaseTool):
         raise fail(
             "make_import_tool did not return a tool",
             key="q1",
@@ -518,13 +806,14 @@ def _q1_tool(make_import_tool: Any, load: Any) -> BaseTool:
             observed=_plain(tool),
             where=section(STREAMING, PROGRESS),
         )
-    schema = tool.tool_call_schema.model_json_schema().get("properties", {})
-    if set(schema) != {"tables"}:
+    names = run_learner(_model_args, tool, limit=LIMIT, name="your tool's arguments (`tool_call_schema`)")
+    names = sorted(names) if type(names) is tuple and all(type(n) is str for n in names) else ["?"]
+    if names != ["tables"]:
         raise fail(
             "the tool's arguments are not what the model sends",
             key="q1",
             expected="the model sees one argument, `tables: list[str]` (the call id is injected, not sent)",
-            observed=f"the model is asked for {sorted(schema)}",
+            observed=f"the model is asked for {names}",
             why="an argument the model must fill (a `call_id: str`) is one it cannot know: inject the id "
             "with `Annotated[str, InjectedToolCallId]` (or `runtime: ToolRuntime`), hidden from the model",
             where=section(COMMAND, CALL_ID),
@@ -533,17 +822,21 @@ def _q1_tool(make_import_tool: Any, load: Any) -> BaseTool:
 
 
 def check_import_tool(make_import_tool: Any, *, seed: int | None = None) -> str:
-    rng = random.Random(seed)
+    draw = rng(seed)
     cases, seen = Cases("q1"), {}
     patience = [True]
     for label, agent in (("create_agent (one task per call)", True), ("a ToolNode loop", False)):
-        calls = _q1_scenario(rng)
-        watch = _Watch(calls, patience)
-        tool = _q1_tool(make_import_tool, watch.load)
-        graph = _q1_graph(tool, calls, agent)
-        run_learner(_q1_stream, graph, watch, limit=LIMIT, name=f"your tool in {label}")
+        calls = _q1_scenario(draw)
+        state = _Loads(calls, patience)
+        token = _put(state)
+        try:
+            tool = _q1_tool(make_import_tool, _make_load(token))
+            log = run_learner(_q1_run, tool, calls, agent, token, limit=LIMIT, name=f"your tool in {label}")
+            run = _Run(calls, log, state)
+        finally:
+            _drop(token)
         for name, case in Q1_CASES:
-            _run_case(cases, f"{label}: {name}", case, watch, seen)
+            _run_case(cases, f"{label}: {name}", case, run, seen)
         if cases.failed:
             break  # the second graph would repeat the same mistakes
     return cases.result(
@@ -576,43 +869,52 @@ def _sample_scenario() -> dict:
         _Call("call_b", ("events",), (900,), 0, "", "import_tables", 1),
         _Call("call_c", (), (), 0, "", "notify", 2),
     ]
+    calls[2].args = {"text": "batch imported"}
     return {
         "calls": calls,
         "baton": (),
         "import": "import_tables",
         "note": "notify",
         "mark": "mark_done",
+        "check": "check_rows",
+        "raises": (),
         "blocked": "",
     }
 
 
-def _q2_scenario(rng: random.Random, agent: bool) -> dict:
-    """Turn 1: two imports whose progress interleaves, one with no tables, one failing after one
-    table, a call with no progress. Turn 2: another import, and a note (blocked by the limit in the
-    agent; a tool returning a `Command` in the ToolNode loop). Order within each turn at random."""
-    importer = rng.choice(("import_tables", "load_tables", "ingest"))
-    note = rng.choice(("notify", "send_note", "ping_team"))
-    mark = rng.choice(("mark_done", "set_flag", "tag_run"))
-    ids, taken = _ids(rng, 7), set()
+def _q2_scenario(draw: random.Random, agent: bool) -> dict:
+    """Turn 1: two imports whose progress interleaves (one of them reports a retried table twice), one
+    with no tables, one failing after one table, one failing before its first table, a call of a tool
+    that raises, a call with no progress. Turn 2: another import, and a note (blocked by the limit in
+    the agent; a tool returning a `Command` in the ToolNode loop). Order within each turn at random."""
+    importer = draw.choice(("import_tables", "load_tables", "ingest"))
+    note = draw.choice(("notify", "send_note", "ping_team"))
+    mark = draw.choice(("mark_done", "set_flag", "tag_run"))
+    check = draw.choice(("check_rows", "audit_rows", "verify_batch"))
+    ids, taken = _ids(draw, 9), set()
     other = note if agent else mark
 
     def tables(n):
-        names = _tables(rng, n, taken)
-        return names, tuple(rng.randint(1, 9999) for _ in names)
+        names = _tables(draw, n, taken)
+        return names, tuple(draw.randint(1, 9999) for _ in names)
 
-    a, b = tables(rng.randint(3, 4)), tables(rng.randint(2, 3))
-    f, c = tables(rng.randint(2, 3)), tables(rng.randint(1, 2))
+    a, b = tables(draw.randint(3, 4)), tables(draw.randint(2, 3))
+    f, g, c = tables(draw.randint(2, 3)), tables(draw.randint(1, 2)), tables(draw.randint(1, 2))
+    again = draw.randint(1, len(a[0]) - 1)  # the table the long import retries and reports twice
+    retried = tuple(range(1, again + 1)) + tuple(range(again, len(a[0]) + 1))
     first = [
-        _Call(ids[0], *a, 0, "a long import", importer, 1),
+        _Call(ids[0], *a, 0, f"the import that retried its table {again}", importer, 1, retried),
         _Call(ids[1], *b, 0, "a short import", importer, 1),
         _Call(ids[2], (), (), 0, "an import with no tables", importer, 1),
         _Call(ids[3], *f, 2, "an import whose second table fails", importer, 1),
-        _Call(ids[4], (), (), 0, f"a `{other}` call (no progress)", other, 1),
+        _Call(ids[4], *g, 1, "an import whose first table fails (no progress)", importer, 1),
+        _Call(ids[5], (), (), 0, f"a call of `{other}` (no progress)", other, 1),
+        _Call(ids[6], (), (), 0, f"a call of `{check}` (the tool raises)", check, 1),
     ]
     second = [
-        _Call(ids[5], *c, 0, "the second turn's import", importer, 2),
+        _Call(ids[7], *c, 0, "the second turn's import", importer, 2),
         _Call(
-            ids[6],
+            ids[8],
             (),
             (),
             0,
@@ -623,18 +925,27 @@ def _q2_scenario(rng: random.Random, agent: bool) -> dict:
             2,
         ),
     ]
-    rng.shuffle(first)
-    rng.shuffle(second)
-    # the progress of turn 1's imports, interleaved: 1 of each, then 2 of each, ...
-    reporting = [x for x in first if x.tool == importer and x.reported]
-    baton = tuple((x.id, k) for k in range(1, 6) for x in reporting if k <= x.reported)
+    for call in first + second:
+        if call.tool == note:
+            call.args = {"text": "batch imported"}
+        elif call.tool == mark:
+            call.args = {}
+        elif call.tool == check:
+            call.args = {"table": draw.choice(WORDS)}
+    draw.shuffle(first)
+    draw.shuffle(second)
+    # the progress of turn 1's imports, interleaved: 1st event of each, then 2nd of each, ...
+    reporting = [x for x in first if x.tool == importer and x.dones]
+    baton = tuple((x.id, j) for j in range(1, 7) for x in reporting if j <= len(x.dones))
     return {
         "calls": first + second,
         "baton": baton,
         "import": importer,
         "note": note,
         "mark": mark,
-        "blocked": ids[6] if agent else "",
+        "check": check,
+        "raises": (ids[6],),
+        "blocked": ids[8] if agent else "",
     }
 
 
@@ -652,6 +963,10 @@ class _Ran:
         with self.cond:
             self.starts[call_id] = self.starts.get(call_id, 0) + 1
 
+    def counts(self) -> dict[str, int]:
+        with self.cond:
+            return dict(self.starts)
+
     def my_turn(self, step: tuple[str, int]) -> None:
         if step not in self.baton:
             return
@@ -666,83 +981,104 @@ class _Ran:
             self.cond.notify_all()
 
 
-def _q2_graph(scenario: dict, agent: bool) -> tuple[Any, _Ran]:
-    calls = {c.id: c for c in scenario["calls"]}
-    ran = _Ran(scenario["baton"])
+class _Q2State:
+    """One q2 graph's scenario and record, kept in the registry: its tools hold only the token."""
+
+    __slots__ = ("calls", "ran")
+
+    def __init__(self, scenario: dict) -> None:
+        self.calls = {c.id: c for c in scenario["calls"]}
+        self.ran = _Ran(scenario["baton"])
+
+
+def _q2_import(token: str, tables: list[str], call_id: str) -> str:
+    state = _get(token)
+    state.ran.start(call_id)
+    call = state.calls[call_id]
+    write = get_stream_writer()
+    for j, done in enumerate(call.dones, 1):
+        state.ran.my_turn((call_id, j))
+        write({"call": call_id, "done": done, "total": len(tables), "rows": call.rows[done - 1]})
+        state.ran.passed((call_id, j))
+    if call.fails_at:
+        raise LoadError(f"table {call.fails_at} is locked")
+    return f"imported {len(tables)} tables"
+
+
+def _q2_graph(scenario: dict, agent: bool, token: str) -> Any:
+    """The graph q2 hands `summarize_run`: its tools are plain functions holding `token` (the
+    scenario and the record of what ran are looked up in the registry)."""
 
     def import_tables(tables: list[str], tool_call_id: Annotated[str, InjectedToolCallId]) -> str:
-        ran.start(tool_call_id)
-        call = calls[tool_call_id]
-        write = get_stream_writer()
-        for k, _table in enumerate(tables, 1):
-            if k == call.fails_at:
-                raise LoadError(f"table {k} is locked")
-            ran.my_turn((tool_call_id, k))
-            write({"call": tool_call_id, "done": k, "total": len(tables), "rows": call.rows[k - 1]})
-            ran.passed((tool_call_id, k))
-        return f"imported {len(tables)} tables"
+        return _q2_import(token, tables, tool_call_id)
 
     def notify(text: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> str:
-        ran.start(tool_call_id)
+        _get(token).ran.start(tool_call_id)
         return "sent"
 
     def mark(tool_call_id: Annotated[str, InjectedToolCallId]) -> Command:
-        ran.start(tool_call_id)
+        _get(token).ran.start(tool_call_id)
         return Command(update={"messages": [ToolMessage("marked", tool_call_id=tool_call_id)]})
+
+    def check(table: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> str:
+        _get(token).ran.start(tool_call_id)
+        raise RuntimeError(f"the row audit of {table!r} is over quota: try again in a minute")
 
     tools = [
         StructuredTool.from_function(import_tables, name=scenario["import"], description="Import tables."),
         StructuredTool.from_function(notify, name=scenario["note"], description="Send a note."),
         StructuredTool.from_function(mark, name=scenario["mark"], description="Mark the run done."),
+        StructuredTool.from_function(check, name=scenario["check"], description="Audit a table's rows."),
     ]
-
-    def args(call: _Call) -> dict:
-        if call.tool == scenario["import"]:
-            return {"tables": list(call.tables)}
-        return {"text": "batch imported"} if call.tool == scenario["note"] else {}
-
     turns: dict[int, list] = {}
     for call in scenario["calls"]:
-        turns.setdefault(call.turn, []).append({"name": call.tool, "args": args(call), "id": call.id})
+        turns.setdefault(call.turn, []).append({"name": call.tool, "args": dict(call.args), "id": call.id})
     model = ScriptedChatModel(script=[*turns.values(), "All imported."])
     if agent:
         limit = ToolCallLimitMiddleware(tool_name=scenario["note"], run_limit=1)
-        return create_agent(model, tools, middleware=[_errors_as_messages(), limit]), ran
-    return tool_loop(model.bind_tools(tools), tools, handle_tool_errors=True), ran
+        return create_agent(model, tools, middleware=[_ErrorsAsMessages(), limit])
+    return tool_loop(model.bind_tools(tools), tools, handle_tool_errors=_error_text)
 
 
 def _truth(scenario: dict) -> dict[str, tuple[str, int, list[int], str]]:
     """What q2's summary must hold for `scenario`, built here and never returned to the notebook."""
     truth = {}
     for call in scenario["calls"]:
-        outcome = "not run" if call.id == scenario["blocked"] else "error" if call.fails_at else "finished"
-        truth[call.id] = (call.tool, call.turn, list(range(1, call.reported + 1)), outcome)
+        if call.id == scenario["blocked"]:
+            outcome = "not run"
+        elif call.fails_at or call.id in scenario["raises"]:
+            outcome = "error"
+        else:
+            outcome = "finished"
+        truth[call.id] = (call.tool, call.turn, list(call.dones), outcome)
     return truth
 
 
 def _summary_problem(summary: Any) -> str | None:
-    """Why `summary` is not the plain dict of plain entries asked for, or None."""
+    """Why `summary` is not the plain dict of plain entries asked for, or None. Every key and value is
+    checked for its exact type before anything else is read of it (no learner code runs here)."""
     if type(summary) is not dict:
-        return f"a {type(summary).__name__}" + (
-            " (convert it: `dict(...)`)" if isinstance(summary, dict) else ""
-        )
-    for key, entry in list(summary.items()):
+        return f"{_a(type(summary))}" + (" (convert it: `dict(...)`)" if _inherits(summary, dict) else "")
+    entries = list(dict.items(summary))
+    for key, entry in entries:
         if type(key) is not str:
-            return f"a key {_plain(key)} that is a {type(key).__name__}, not a str (the call id)"
+            return f"a key {_plain(key)} that is {_a(type(key))}, not a str (the call id)"
         if type(entry) is not dict:
-            return f"{key!r} → a {type(entry).__name__}, not a dict" + (
-                " (convert it: `dict(...)`)" if isinstance(entry, dict) else ""
+            return f"{key!r} → {_a(type(entry))}, not a dict" + (
+                " (convert it: `dict(...)`)" if _inherits(entry, dict) else ""
             )
-        if sorted(map(_plain, entry)) != sorted(map(_plain, FIELDS)) or any(
-            type(k) is not str for k in entry
-        ):
-            return f"{key!r} → keys {sorted(map(_plain, entry))}, not exactly {list(FIELDS)}"
+        fields = list(dict.keys(entry))
+        if any(type(k) is not str for k in fields):
+            return f"{key!r} → keys {[_plain(k) for k in fields][:6]}, not exactly {list(FIELDS)}"
+        if sorted(fields) != sorted(FIELDS):
+            return f"{key!r} → keys {sorted(fields)}, not exactly {list(FIELDS)}"
         kinds = {"name": str, "turn": int, "progress": list, "outcome": str}
         for field, kind in kinds.items():
             if type(entry[field]) is not kind:
-                return f"{key!r} → {field!r} is a {type(entry[field]).__name__}, not a {kind.__name__}"
-        if any(type(x) is not int for x in entry["progress"]):
-            return f"{key!r} → 'progress' holds {_plain(entry['progress'])}: the 'done' ints"
+                return f"{key!r} → {field!r} is {_a(type(entry[field]))}, not {_a(kind)}"
+        progress = list.copy(entry["progress"])
+        if any(type(x) is not int for x in progress):
+            return f"{key!r} → 'progress' holds {_plain(progress)}: the 'done' ints"
         if entry["outcome"] not in OUTCOMES:
             return f"{key!r} → 'outcome' {_plain(entry['outcome'])}, not one of {list(OUTCOMES)}"
     return None
@@ -751,8 +1087,13 @@ def _summary_problem(summary: Any) -> str | None:
 def _copy(summary: dict) -> dict[str, tuple[str, int, list[int], str]]:
     """The learner's summary (already checked plain) copied into builtins built here."""
     return {
-        str(k): (str(v["name"]), int(v["turn"]), [int(x) for x in v["progress"]], str(v["outcome"]))
-        for k, v in summary.items()
+        str.__str__(k): (
+            str.__str__(v["name"]),
+            int(v["turn"]),
+            [int(x) for x in list.copy(v["progress"])],
+            str.__str__(v["outcome"]),
+        )
+        for k, v in dict.items(summary)
     }
 
 
@@ -829,18 +1170,25 @@ def case_progress_per_call(seen: _Seen) -> None:
             continue  # said by “every call listed”
         got = seen.summary[call_id][2]
         if got != progress:
+            repeated = len(set(progress)) < len(progress)
             raise fail(
                 f"the progress of {seen.role(call_id)} is wrong",
                 expected=f"{progress}: the 'done' of each custom event whose 'call' is {call_id}, in order",
                 observed=str(got),
                 why="the imports' events interleave (1 of one call, 1 of the other, 2, …): file each under "
-                "its own 'call', not under the tool's name or the last call seen",
+                "its own 'call', not under the tool's name or the last call seen"
+                + (
+                    "; and copy each event's 'done' as it comes — a retried table is reported twice, so a "
+                    "list rebuilt from the last 'done', sorted or made unique, is not what was reported"
+                    if repeated
+                    else ""
+                ),
                 where=section(STREAMING, PROGRESS),
             )
 
 
 def case_outcomes(seen: _Seen) -> None:
-    for call_id, (_, _, _, outcome) in seen.truth.items():
+    for call_id, (_, _, progress, outcome) in seen.truth.items():
         if call_id not in seen.summary:
             continue  # said by “every call listed”
         got = seen.summary[call_id][3]
@@ -849,8 +1197,14 @@ def case_outcomes(seen: _Seen) -> None:
         why = {
             "not run": "the limit answered this call with an error ToolMessage without running it: no "
             "'tool-started' event came. Read the 'tools' mode: started, then finished or error",
-            "error": "the tool raised: the 'tools' mode says 'tool-error' for it (and its ToolMessage has "
-            "status 'error')",
+            "error": "the tool ran and raised: the 'tools' mode says 'tool-started', then 'tool-error' for "
+            "it"
+            + (
+                " — a call that failed before reporting any progress still ran, and an error ToolMessage's "
+                "text does not say whether its call ran"
+                if not progress
+                else ""
+            ),
             "finished": "the call started and ended with 'tool-finished'",
         }[outcome]
         raise fail(
@@ -867,31 +1221,52 @@ Q2_CASES = (
     ("every call listed by its id", case_every_call_listed),
     ("each call's tool name and model turn", case_names_and_turns),
     (
-        "each call's progress, interleaved calls apart, none for a call that reported none",
+        "each call's progress as reported, interleaved calls apart, a retried table twice",
         case_progress_per_call,
     ),
-    ("each call's outcome: finished, error, or not run", case_outcomes),
+    ("each call's outcome: finished, error (also before any progress), or not run", case_outcomes),
 )
 
 
-def _read(summarize_run: Any, label: str, agent: bool, rng: random.Random) -> _Seen:
-    scenario = _q2_scenario(rng, agent)
-    graph, ran = _q2_graph(scenario, agent)
-    inputs = {"messages": [HumanMessage(f"Import batch {rng.getrandbits(24):06x}.")]}
-    try:
-        summary = run_learner(summarize_run, graph, inputs, limit=LIMIT, name="summarize_run")
-    except StillAStub:
-        raise
-    except LearnerRaised as error:
-        raise fail(
-            "summarize_run raised",
-            expected="a summary, whatever the updates look like",
+def _raised(error: LearnerRaised) -> CheckFailed:
+    """The verdict for an exception `summarize_run` led to: the learner's, or the course's own."""
+    original = getattr(error, "original", None)
+    if isinstance(original, BaseException) and _course_fault(original):
+        return fail(
+            "the check's own graph failed while your code streamed it",
+            expected="the course's graph to run under `stream` and `astream` alike",
             observed=str(error),
-            why="an update can be None (a middleware node that changed nothing), a dict without "
-            "'messages' (one that changed other keys), or a list (a tool returned a Command): read each "
-            "kind. A custom chunk belongs to the call its 'call' names",
+            why="the error came from the course's tools or middleware, not from your code: a bug in the "
+            "course — please report it (your answer may well be right)",
             where=section(STREAMING, MODES),
-        ) from None
+        )
+    return fail(
+        "summarize_run raised",
+        expected="a summary, whatever the updates look like",
+        observed=str(error),
+        why="an update can be None (a middleware node that changed nothing), a dict without "
+        "'messages' (one that changed other keys), or a list (a tool returned a Command): read each "
+        "kind. A custom chunk belongs to the call its 'call' names",
+        where=section(STREAMING, MODES),
+    )
+
+
+def _read(summarize_run: Any, label: str, agent: bool, draw: random.Random) -> _Seen:
+    scenario = _q2_scenario(draw, agent)
+    state = _Q2State(scenario)
+    token = _put(state)
+    inputs = {"messages": [HumanMessage(f"Import batch {draw.getrandbits(24):06x}.")]}
+    try:
+        graph = _q2_graph(scenario, agent, token)
+        try:
+            summary = run_learner(summarize_run, graph, inputs, limit=LIMIT, name="summarize_run")
+        except StillAStub:
+            raise
+        except LearnerRaised as error:
+            raise _raised(error) from None
+        starts = state.ran.counts()
+    finally:
+        _drop(token)
     problem = _summary_problem(summary)
     if problem:
         raise fail(
@@ -901,18 +1276,18 @@ def _read(summarize_run: Any, label: str, agent: bool, rng: random.Random) -> _S
             observed=problem,
             where=section(STREAMING, MODES),
         )
-    return _Seen(scenario, _copy(summary), dict(ran.starts))
+    return _Seen(scenario, _copy(summary), starts)
 
 
 def check_summary(summarize_run: Any, *, seed: int | None = None) -> str:
-    rng = random.Random(seed)
+    draw = rng(seed)
     cases, said = Cases("q2"), {}
     for label, agent in (
         ("create_agent with a tool-call limit", True),
         ("a ToolNode loop with a tool returning a Command", False),
     ):
         try:
-            seen = _read(summarize_run, label, agent, rng)
+            seen = _read(summarize_run, label, agent, draw)
         except CheckFailed as error:
             if type(error) is not CheckFailed:
                 raise
@@ -921,7 +1296,7 @@ def check_summary(summarize_run: Any, *, seed: int | None = None) -> str:
         for name, case in Q2_CASES:
             _run_case(cases, f"{label}: {name}", case, seen, said)
     return cases.result(
-        "every call summarised from one streamed run — name, turn, interleaved progress, and finished, "
+        "every call summarised from one streamed run — name, turn, progress as reported, and finished, "
         "error or not run — on create_agent and on a ToolNode loop."
     )
 
