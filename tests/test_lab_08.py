@@ -1,4 +1,5 @@
-"""Lab 08 against a determined learner: every check rejects with "no" and three other answers, uses a
+"""Lab 08 against a determined learner: every check rejects with "no", every other answer the module
+lists and one drawn answer (so a deny-list of refusals fails on every draw), uses a
 dangerous tool under a name drawn per check (never one the lab's text shows) and a harmless tool under
 a drawn name, approves two deletions in one batch, approves one thread while another waits and is then
 rejected, and hands the ToolNode alone an unapproved call while an approval is pending and with the
@@ -165,11 +166,58 @@ def test_wrong_guards_are_refused_on_every_draw_with_the_mistake_named():
         assert_verdicts(results, expected)
 
 
-def test_every_draw_has_several_rejections_and_names_not_in_the_lab_text():
+def test_a_list_of_refusals_is_refused_on_every_draw():
+    answers = {
+        # refuses "no", "", words starting with "n" and a few more: "later", "stop", … get through
+        "a deny-list of refusals": edited(
+            (
+                APPROVED_IDS,
+                'refused = not answer or answer.lower().startswith("n") or answer.lower() in '
+                '{"cancel", "reject", "deny"}\n'
+                '        return {"approved": [] if refused else [c["id"] for c in risky]}',
+            )
+        ),
+        # every answer the module lists, refused by name: the answer drawn per check gets through
+        "the module's answers, refused by name": edited(
+            (
+                APPROVED_IDS,
+                f"refused = answer in {('no', *lab08.REJECTIONS)!r}\n"
+                '        return {"approved": [] if refused else [c["id"] for c in risky]}',
+            )
+        ),
+    }
+    expected = dict.fromkeys(answers, ("did not follow the answer", "compare `answer == 'yes'`"))
+    for seed in range(10):  # a pass on any seed fails the test
+        results = verdicts(lambda build, seed=seed: lab08.check_guard(build, seed=seed), answers)
+        assert_verdicts(results, expected)
+
+
+def test_a_harmless_tool_refused_is_named_as_such_not_as_a_resume():
+    every_tool = edited((NEEDS, "return True"))
+    for seed in range(3):
+        (message,) = verdicts(
+            lambda build, seed=seed: lab08.check_guard(build, seed=seed), {"x": every_tool}
+        ).values()
+        assert "a tool without requires_approval was refused" in message, message
+        assert "resuming re-runs" not in message and "sent 0 times" not in message, message
+
+
+def test_no_checkpointer_is_a_verdict_that_names_the_fix_and_keeps_every_case():
+    no_saver = edited(("return builder.compile(checkpointer=checkpointer)", "return builder.compile()"))
+    message = verdicts(lambda build: lab08.check_guard(build, seed=0), {"x": no_saver})["x"]
+    assert "not yet: 8 of 8 cases failed" in message, message
+    assert "your graph has no checkpointer" in message, message
+    assert "compile(checkpointer=checkpointer)" in message and "ValueError" not in message, message
+
+
+def test_every_draw_rejects_with_every_answer_and_names_not_in_the_lab_text():
     lab = " ".join(solution_text("08", "q1").split()) + " ".join(lab08.q1.hints)
     for seed in range(300):
         scenario = lab08.draw_scenario(random.Random(seed))
-        assert scenario.rejections[0] == "no" and len(set(scenario.rejections)) == 4
+        assert scenario.rejections[0] == "no" and len(set(scenario.rejections)) == len(lab08.REJECTIONS) + 2
+        assert set(lab08.REJECTIONS) < set(scenario.rejections)
+        held = scenario.rejections[-1]
+        assert held not in lab08.REJECTIONS and held not in lab and not held.startswith("n")
         assert all(answer != "yes" for answer in scenario.rejections)
         assert scenario.renamed not in LAB_TEXT_NAMES and scenario.renamed not in lab
         assert scenario.harmless != scenario.renamed
@@ -177,6 +225,6 @@ def test_every_draw_has_several_rejections_and_names_not_in_the_lab_text():
 
 def test_module_constants_are_immutable():
     assert isinstance(lab08.APPROVAL, types.MappingProxyType)
-    assert all(type(getattr(lab08, n)) is tuple for n in ("VERBS", "OBJECTS", "REJECTIONS", "CASES"))
+    assert all(type(getattr(lab08, n)) is tuple for n in ("VERBS", "OBJECTS", "REJECTIONS", "HOLDS", "CASES"))
     assert isinstance(lab08._schemas(), types.MappingProxyType)
     assert not hasattr(lab08, "RENAMES")

@@ -14,8 +14,9 @@ owns). What every check plays, whatever the draw:
 - approve under `invoke` a batch with TWO deletions (a one-use approval lets only one through);
 - approve under `ainvoke` while a second thread of the same graph waits for its own answer, then
   reject that one (an approval kept outside the thread, or a flag never reset, lets it through);
-- reject with "no" and with three other answers ("not now", "", "cancel", …, drawn), so a guard that
-  only refuses "no" fails;
+- reject with "no", with every other answer of `REJECTIONS` ("not now", "", "n", "cancel", …; which
+  case gets which is drawn) and with one answer drawn per check ("wait 3f0a"), so a guard that refuses
+  only "no", or only a list of refusals, fails;
 - a dangerous tool under a name drawn per check (never a name the lab's text shows);
 - a batch with nothing dangerous — beside a harmless tool under a drawn name whose metadata says
   `requires_approval: False` — that must not pause;
@@ -43,6 +44,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.prebuilt import ToolNode
 from langgraph.runtime import Runtime
@@ -68,7 +70,10 @@ VERBS = ("purge", "wipe", "drop", "erase", "shred", "scrub", "truncate", "evict"
 OBJECTS = ("cache", "disk", "table", "bucket", "logs", "index", "queue", "backups", "volume", "archive")
 """A renamed tool is `<verb>_<object>_<4 hex digits>`, drawn per check: never a name in the lab's text."""
 REJECTIONS = ("not now", "", "cancel", "No", "reject", "n", "later", "deny", "no thanks", "stop")
-"""Answers other than "yes" the check rejects with ("no" every time, three of these drawn)."""
+"""Answers other than "yes" the check rejects with: "no" and every one of these, every check (their
+order, so which case gets which, is drawn), and one more drawn per check (`HOLDS`)."""
+HOLDS = ("hold", "wait", "skip", "pause", "abort", "halt", "park", "defer")
+"""A drawn answer is `<one of these> <4 hex digits>`: a list of refusals typed in misses it."""
 
 
 class Effects:
@@ -161,7 +166,7 @@ class Scenario:
 
     renamed: str
     harmless: str
-    rejections: tuple[str, ...]  # "no" first, then three drawn from REJECTIONS
+    rejections: tuple[str, ...]  # "no", every answer of REJECTIONS in a drawn order, one drawn answer
 
 
 def draw_scenario(rng: random.Random) -> Scenario:
@@ -169,7 +174,8 @@ def draw_scenario(rng: random.Random) -> Scenario:
         return f"{rng.choice(VERBS)}_{rng.choice(OBJECTS)}_{rng.getrandbits(16):04x}"
 
     renamed, harmless = distinct(name, 2)
-    return Scenario(renamed, harmless, ("no", *rng.sample(REJECTIONS, 3)))
+    held = f"{rng.choice(HOLDS)} {rng.getrandbits(16):04x}"
+    return Scenario(renamed, harmless, ("no", *rng.sample(REJECTIONS, len(REJECTIONS)), held))
 
 
 def _path(rng: random.Random) -> str:
@@ -288,6 +294,18 @@ def _build(build_graph: Any, model: Any, tools: list) -> Any:
             expected="build_graph(model, tools, checkpointer) to return "
             "builder.compile(checkpointer=checkpointer)",
             observed=f"a {type(graph).__name__}",
+            where=section(LESSON, APPROVAL_HEADING),
+        )
+    saver = getattr(graph, "checkpointer", None)
+    if not isinstance(saver, BaseCheckpointSaver):
+        raise fail(
+            "your graph has no checkpointer",
+            expected="build_graph to return builder.compile(checkpointer=checkpointer), with the "
+            "checkpointer it is given",
+            observed=f"the compiled graph's checkpointer is {saver!r}"[:200],
+            why="`interrupt()` pauses the run and `Command(resume=...)` continues it from the saved "
+            "checkpoint: without a checkpointer there is nothing to resume (langgraph raises "
+            "'No checkpointer set')",
             where=section(LESSON, APPROVAL_HEADING),
         )
     return graph
@@ -474,7 +492,36 @@ def case_model_told(turn: Turn) -> None:
             )
 
 
+def case_harmless_answered(turn: Turn) -> None:
+    """Every call of a tool that needs no approval ran and was answered normally."""
+    answers = _answers(turn)
+    for call in turn.message.tool_calls:
+        if call["name"] == turn.dangerous:
+            continue
+        answer = answers.get(call["id"])
+        if answer is not None and answer.status == "error":
+            raise fail(
+                f"{turn.prefix}a tool without requires_approval was refused",
+                expected=f"{call['name']} to run (its metadata does not say requires_approval: True), "
+                f"only {turn.dangerous} to follow the answer {turn.answer!r}",
+                observed=f"{call['name']} answered {(answer.status, answer.content)}"[:200],
+                why="ask about and refuse only the calls whose tool's metadata says requires_approval "
+                "is True (`tool.metadata.get('requires_approval')`): a guard that treats every tool as "
+                "dangerous refuses the lookup and the email too",
+                where=section(LESSON, APPROVAL_HEADING),
+            )
+
+
 def case_email_once(turn: Turn) -> None:
+    if not turn.sent:
+        raise fail(
+            f"{turn.prefix}the email was never sent",
+            expected="send_email (a tool that needs no approval) to run exactly once",
+            observed="sent []",
+            why="send_email's metadata does not say requires_approval: it must run whatever the human "
+            "answers about the deletion — refuse only the calls whose tool requires approval",
+            where=section(LESSON, APPROVAL_HEADING),
+        )
     if len(turn.sent) != 1:
         raise fail(
             f"{turn.prefix}the email was sent {len(turn.sent)} times",
@@ -512,6 +559,7 @@ def judge_end(thread: Thread, turn: Turn, others: str = "") -> None:
     case_approved_ran(turn, deleted, thread.way)
     case_rejected_did_not_run(turn, deleted, thread.way, others)
     case_model_told(turn)
+    case_harmless_answered(turn)
     case_email_once(turn)
     case_finished(turn)
 
@@ -553,6 +601,14 @@ def play_rejected(way: str, answer_index: int) -> Callable[[Any, Scenario, rando
         play_turns(thread)
 
     return play
+
+
+def play_every_other_answer(build_graph: Any, scenario: Scenario, rng: random.Random) -> None:
+    """One thread per answer of REJECTIONS the other cases do not give, all on one graph (sync invoke)."""
+    answers = (scenario.rejections[1], *scenario.rejections[4:])
+    _, _, threads = setup(build_graph, rng, [("invoke", [(answer, 1)]) for answer in answers])
+    for thread in threads:
+        play_turns(thread)
 
 
 def play_renamed(build_graph: Any, scenario: Scenario, rng: random.Random) -> None:
@@ -730,7 +786,7 @@ CASES: tuple[tuple[str, Callable[[Any, Scenario, random.Random], None]], ...] = 
         play_approved_beside_a_waiting_thread,
     ),
     ("reject, async ainvoke: 'no'", play_rejected("ainvoke", 0)),
-    ("reject, sync invoke: another answer", play_rejected("invoke", 1)),
+    ("reject, sync invoke: every other answer", play_every_other_answer),
     ("a renamed dangerous tool, rejected, sync invoke", play_renamed),
     ("no dangerous call, no pause", play_nothing_dangerous),
     ("a second dangerous turn in one thread: approve, then reject", play_second_turn),
@@ -741,7 +797,8 @@ CASES: tuple[tuple[str, Callable[[Any, Scenario, random.Random], None]], ...] = 
 
 def _label(label: str, scenario: Scenario) -> str:
     if label.startswith("reject, sync invoke"):
-        return f"reject, sync invoke: {scenario.rejections[1]!r}"
+        answers = (scenario.rejections[1], *scenario.rejections[4:])
+        return f"reject, sync invoke, one thread per answer: {', '.join(map(repr, answers))}"
     if label.startswith("a renamed"):
         answer = scenario.rejections[2]
         return f"a renamed dangerous tool ({scenario.renamed}), rejected with {answer!r}, sync invoke"
@@ -790,7 +847,8 @@ def check_guard(build_graph: Any, *, seed: int | None = None) -> str:
         else:
             cases.ok(label)
     return cases.result(
-        "approve and reject under invoke and ainvoke (four answers other than 'yes'), two deletions in one "
+        f"approve and reject under invoke and ainvoke ({len(scenario.rejections)} answers other than "
+        "'yes'), two deletions in one "
         "approved batch, a second thread rejected after the first was approved, a renamed tool, a batch "
         "with nothing dangerous, a second turn asked again, and the ToolNode alone refusing an unapproved "
         "call while an approval was pending and after one — approval by call id, side effects once."
