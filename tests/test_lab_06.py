@@ -204,7 +204,9 @@ def hand_off_if(position):
         if asked.tool_calls[position]["name"] != "route_to":
             return {}
         answers, nodes = this_turn(state)
-        return Command(graph=Command.PARENT, goto=[Send(n, None) for n in nodes], update={"messages": answers})
+        return Command(
+            graph=Command.PARENT, goto=[Send(n, None) for n in nodes], update={"messages": answers}
+        )
 
     return hand_off
 

@@ -266,7 +266,9 @@ def _capped(seen: Counter, route_calls: list[dict]) -> str | None:
     counted = f"{runs} node run(s)" + (f" ({distinct} distinct nodes)" if distinct != runs else "")
     for k in range(1, len(requests)):
         if set(seen) == set(requests[:k]):
-            return f"only {counted} happened for {len(requests)} requests, and they are the first ones asked for"
+            return (
+                f"only {counted} happened for {len(requests)} requests, and they are the first ones asked for"
+            )
     for k in range(1, max((len(c["args"]["nodes"]) for c in route_calls), default=0)):
         if set(seen) == {n for c in route_calls for n in c["args"]["nodes"][:k]}:
             return (
