@@ -123,8 +123,8 @@ def readme(targets: list[tuple[str, str]] | None, *, commit: str, repository_url
         if "windows" in by_system:
             lines += [
                 f"              Windows, no make:        py -{_newest(by_system['windows'])} -m venv .venv",
-                "                                       .venv\\Scripts\\python -m pip install --no-index "
-                "--find-links W",
+                "                                       .venv\\Scripts\\python -m pip install --no-deps "
+                "--no-index --find-links W",
                 "                                           -r requirements.txt -e .   "
                 "(one line; W = this stick's wheelhouse)",
                 "                                       .venv\\Scripts\\python -m courseware.doctor",

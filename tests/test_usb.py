@@ -86,7 +86,7 @@ def test_the_readme_names_only_what_the_stick_holds():
     room = usb.readme([("windows-x86_64", "3.12"), ("macos-arm64", "3.13"), ("macos-arm64", "3.12")],
                       commit="abc1234", repository_url="https://github.com/ada/toolnode-lab")
     assert "macOS, Apple chip (M1 or later)  Python 3.12, 3.13" in room
-    assert "py -3.12 -m venv .venv" in room and "--no-index --find-links W" in room
+    assert "py -3.12 -m venv .venv" in room and "--no-deps --no-index --find-links W" in room
     assert "xcode-select --install" in room and "Linux" not in room and "apt install" not in room
     assert "git clone https://github.com/ada/toolnode-lab" in room
     assert "handout/" not in room and "slides/" not in room, "documents left out are not announced"
@@ -218,7 +218,7 @@ def _group_was_here(copy: Path, env: dict) -> None:
     """What a group leaves: a saved lesson and lab, backups, checkpoints, new files, their history."""
     lesson = copy / "notebooks" / "01_sequential_vs_gather.ipynb"
     lesson.write_text(lesson.read_text(encoding="utf-8").replace("gather", "GATHER"), encoding="utf-8")
-    (copy / "labs" / "backups").mkdir()
+    (copy / "labs" / "backups").mkdir(exist_ok=True)
     (copy / "labs" / "backups" / "01_make_it_concurrent.2026-12-05T10-00-00.000000.ipynb").write_text("{}")
     (copy / "notebooks" / ".ipynb_checkpoints").mkdir()
     (copy / "notebooks" / ".ipynb_checkpoints" / "01_sequential_vs_gather-checkpoint.ipynb").write_text("{}")
@@ -421,7 +421,7 @@ def test_a_laptop_with_no_network_installs_from_the_stick_and_the_doctor_says_re
     started = time.monotonic()
     offline(base, "-m", "venv", str(laptop / "pip-venv"))
     pip_python = str(laptop / "pip-venv" / "bin" / "python")
-    offline(pip_python, "-m", "pip", "install", "--quiet", "--no-index", "--find-links",
+    offline(pip_python, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", "--find-links",
             str(stick / "wheelhouse"), "-r", "requirements.txt", "-e", ".")
     by_pip = time.monotonic() - started
     doctor = offline(pip_python, "-m", "courseware.doctor")
