@@ -11,16 +11,19 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import random
 import threading
 import time
 from typing import Annotated
 
+import pytest
 from lab_checks import accepted, assert_verdicts, rejected, verdicts
 from langchain_core.tools import StructuredTool, tool
 from langgraph.config import get_store
 from langgraph.prebuilt import InjectedStore, ToolRuntime
 from langgraph.runtime import get_runtime
 from langgraph.store.base import BaseStore
+from langgraph.store.memory import InMemoryStore
 
 import helpers.labs as core
 from helpers.labs import lab15, solution_namespace
@@ -237,6 +240,84 @@ def note_wrong_value(text: str, runtime: ToolRuntime[Caller]) -> str:
     return f"saved for {runtime.context.user}"
 
 
+@tool("save_note")
+def note_stored_in_a_throwaway(text: str, runtime: ToolRuntime[Caller]) -> str:
+    "Save a note (a store of its own when the graph has none)."
+    if runtime.context is None:
+        return "Error: no context"
+    store = runtime.store or InMemoryStore()
+    store.put(("notes", runtime.context.user), runtime.tool_call_id, {"text": text})
+    return f"Note stored for {runtime.context.user}"
+
+
+@tool("save_note")
+def note_claims_saved_without_context(text: str, runtime: ToolRuntime[Caller]) -> str:
+    "Save a note."
+    if runtime.store is None:
+        return "Error: no store"
+    if runtime.context is None:
+        return "saved (context was not given)"
+    runtime.store.put(("notes", runtime.context.user), runtime.tool_call_id, {"text": text})
+    return f"saved for {runtime.context.user}"
+
+
+USER_SET_IN_THE_NOTEBOOK = contextvars.ContextVar("user", default="ann")
+
+
+@tool("save_note")
+def note_user_from_a_contextvar(text: str, runtime: ToolRuntime[Caller]) -> str:
+    "Save a note (the user from a ContextVar the notebook set)."
+    if runtime.store is None or runtime.context is None:
+        return "Error: no store or no context"
+    user = USER_SET_IN_THE_NOTEBOOK.get()
+    runtime.store.put(("notes", user), runtime.tool_call_id, {"text": text})
+    return f"saved for {user}"
+
+
+def _friendly_note(answer: str):
+    """A correct save_note whose answer is `answer.format(user=...)`, words that hold other users' names
+    inside them ("Please" holds "lea", "custom" holds "tom")."""
+
+    def save_note(text: str, runtime: ToolRuntime[Caller]) -> str:
+        """Save a note."""
+        if runtime.store is None:
+            return "Sorry, there is no store, so nothing was saved."
+        if runtime.context is None:
+            return "Sorry, there is no context, so I do not know who you are."
+        user = runtime.context.user
+        runtime.store.put(("notes", user), runtime.tool_call_id, {"text": text})
+        return answer.format(user=user)
+
+    return StructuredTool.from_function(save_note)
+
+
+def test_lab15_q1_answers_name_users_as_words_whatever_the_draw(monkeypatch, capsys):
+    assert not lab15._names("lea", "Saved, tom. Please ask me.") and lab15._names("tom", "Saved, tom. Please")
+    assert not lab15._names("tom", "Note saved to mia's custom notes") and lab15._names("mia", "mia's notes")
+    please = _friendly_note("Saved, {user}. Please ask me to list your notes any time.")
+    custom = _friendly_note("Note saved to {user}'s custom notes")
+    seen = set()
+    for seed in range(8):
+        monkeypatch.setattr(lab15, "rng", lambda seed=seed: random.Random(seed))
+        seen |= set(lab15.draw_notes(random.Random(seed)).users)
+        accepted(lab15.q1, {"save_note": please}, capsys)
+        accepted(lab15.q1, {"save_note": custom}, capsys)
+    assert {"lea", "tom"} <= seen  # the names hidden in "Please" and "custom" were drawn
+
+
+def test_lab15_q1_an_answer_that_says_saved_when_nothing_was_is_refused():
+    for said in ("Note stored for mia", "saved (context was not given)", "Done!", "OK, noted for you"):
+        assert lab15._claims_saved(said), said
+    for said in (
+        "Sorry: this graph has no store, nothing saved.",
+        "Error: no store to save the note in; compile the graph with store=...",
+        "Error: no context: invoke the graph with context=Caller(user=...)",
+        "No store, so the note wasn't saved",
+        "Not saved: the run has no context",
+    ):
+        assert not lab15._claims_saved(said), said
+
+
 def test_lab15_q1_accepts_correct_alternatives_and_names_each_wrong_answer():
     answers = {
         "solution": solution_namespace("15")["save_note"],
@@ -258,6 +339,9 @@ def test_lab15_q1_accepts_correct_alternatives_and_names_each_wrong_answer():
         "get_store() and get_runtime()": note_from_the_run,
         "returns a dict": note_returns_dict,
         "another value": note_wrong_value,
+        "a throwaway store": note_stored_in_a_throwaway,
+        "claims saved without context": note_claims_saved_without_context,
+        "the notebook's ContextVar": note_user_from_a_contextvar,
     }
     assert_verdicts(
         verdicts(lambda answer: lab15.q1.run({"save_note": answer}), answers),
@@ -290,6 +374,9 @@ def test_lab15_q1_accepts_correct_alternatives_and_names_each_wrong_answer():
             ),
             "returns a dict": ("returns a str naming the caller", "dict"),
             "another value": ("holds something else", "{'note':"),
+            "a throwaway store": ("with no store, the answer says the note was saved", "thrown away"),
+            "claims saved without context": ("with no context=, the answer says the note was saved",),
+            "the notebook's ContextVar": ("a str naming the caller", "the runtime it was handed says"),
         },
     )
 
@@ -325,6 +412,45 @@ def _adder(
         return f"{user} has {points if report_own else total} points"
 
     return StructuredTool.from_function(add_points, name=name)
+
+
+REREAD_LOCK = threading.Lock()
+
+
+@tool("add_points")
+def add_points_reread_after_the_lock(points: int, runtime: ToolRuntime[Caller]) -> str:
+    "Add points (the answer's total read again once the lock is released)."
+    user = runtime.context.user
+    with REREAD_LOCK:
+        item = runtime.store.get(("scores",), user)
+        runtime.store.put(("scores",), user, {"total": (item.value["total"] if item else 0) + points})
+    return f"{user} has {runtime.store.get(('scores',), user).value['total']} points"
+
+
+def _shaped_adder(value):
+    """add_points, locked, storing `value(total, points)`."""
+    lock = threading.Lock()
+
+    def add_points(points: int, runtime: ToolRuntime[Caller]) -> str:
+        """Add points to the caller's score and say the new total."""
+        user = runtime.context.user
+        with lock:
+            item = runtime.store.get(("scores",), user)
+            total = (item.value["total"] if item else 0) + points
+            runtime.store.put(("scores",), user, value(total, points))
+        return f"{user} has {int(total)} points"
+
+    return StructuredTool.from_function(add_points)
+
+
+@tool("add_points")
+def add_points_read_by_search(points: int, runtime: ToolRuntime[Caller]) -> str:
+    "Add points (the total found with search, no lock)."
+    user = runtime.context.user
+    found = [i for i in runtime.store.search(("scores",)) if i.key == user]
+    total = (found[0].value["total"] if found else 0) + points
+    runtime.store.put(("scores",), user, {"total": total})
+    return f"{user} has {total} points"
 
 
 LOCKS: dict = {}
@@ -415,6 +541,10 @@ def test_lab15_q2_accepts_correct_alternatives_and_names_each_wrong_answer():
         "a module dict": add_points_module_dict,
         "reports its own points": _adder(report_own=True),
         "one item per call": add_points_item_per_call,
+        "re-read after the lock": add_points_reread_after_the_lock,
+        "an extra field": _shaped_adder(lambda total, points: {"total": total, "last_added": points}),
+        "a float total": _shaped_adder(lambda total, points: {"total": float(total)}),
+        "read by search": add_points_read_by_search,
     }
     assert_verdicts(
         verdicts(lambda answer: lab15.q2.run({"add_points": answer}), answers),
@@ -424,14 +554,18 @@ def test_lab15_q2_accepts_correct_alternatives_and_names_each_wrong_answer():
             "a lock per user": (),
             "a class RLock": (),
             "Semaphore(1)": (),
-            "no lock": ("lost an update", "before any of them wrote it", "hold ONE lock"),
-            "a new lock per call": ("lost an update", "before any of them wrote it"),
-            "lock around the get only": ("lost an update", "before any of them wrote it"),
-            "lock around the put only": ("lost an update", "before any of them wrote it"),
+            "no lock": ("lost an update", "came before any call wrote it", "hold ONE lock"),
+            "a new lock per call": ("lost an update", "came before any call wrote it"),
+            "lock around the get only": ("lost an update", "came before any call wrote it"),
+            "lock around the put only": ("lost an update", "came before any call wrote it"),
             "async def + asyncio.Lock": ("must be a sync tool",),
             "a module dict": ("lost an update", "start from the total the store holds"),
             "reports its own points": ("do not add up one call after another",),
             "one item per call": ("was never written back", "('scores',) and the user"),
+            "re-read after the lock": ("reported a total it did not write", "read again after the lock"),
+            "an extra field": ("stored in another shape", "'last_added'"),
+            "a float total": ("stored in another shape", "'total' a float"),
+            "read by search": ("lost an update", "`get` or `search`", "hold ONE lock"),
         },
     )
 
@@ -547,6 +681,38 @@ async def audit_user_from_configurable(event: str, runtime: ToolRuntime[Caller])
     return "logged"
 
 
+@tool("audit")
+async def audit_not_awaited(event: str, runtime: ToolRuntime[Caller]) -> str:
+    "Record an event (fire and forget)."
+    record = {"event": event, "request": REQUEST_ID.get()}
+    asyncio.ensure_future(runtime.store.aput(("audit", runtime.context.user), runtime.tool_call_id, record))
+    return "queued"
+
+
+@tool("audit")
+async def audit_run_id(event: str, runtime: ToolRuntime[Caller]) -> str:
+    "Record an event (the run's id as the request's)."
+    record = {"event": event, "request": str(runtime.config.get("run_id"))}
+    await runtime.store.aput(("audit", runtime.context.user), runtime.tool_call_id, record)
+    return "logged"
+
+
+@tool("audit")
+async def audit_none_tag(event: str, runtime: ToolRuntime[Caller]) -> str:
+    "Record an event (getattr with a None default)."
+    record = {"event": event, "request": getattr(runtime, "request_id", None)}
+    await runtime.store.aput(("audit", runtime.context.user), runtime.tool_call_id, record)
+    return "logged"
+
+
+@tool("audit")
+async def audit_to_thread(event: str, runtime: ToolRuntime[Caller]) -> str:
+    "Record an event (the sync put handed to a thread, awaited)."
+    record = {"event": event, "request": REQUEST_ID.get()}
+    await asyncio.to_thread(runtime.store.put, ("audit", runtime.context.user), runtime.tool_call_id, record)
+    return "audited"
+
+
 def test_lab15_q3_accepts_correct_alternatives_and_names_each_wrong_answer():
     answers = {
         "solution": solution_namespace("15")["audit"],
@@ -560,6 +726,10 @@ def test_lab15_q3_accepts_correct_alternatives_and_names_each_wrong_answer():
         "read at import": audit_read_at_import,
         "a global across an await": audit_global_across_await,
         "user from configurable": audit_user_from_configurable,
+        "not awaited": audit_not_awaited,
+        "the run's id": audit_run_id,
+        "a None tag": audit_none_tag,
+        "awaited in a thread": audit_to_thread,
     }
     assert_verdicts(
         verdicts(lambda answer: lab15.q3.run({"audit": answer, **WEB_LAYER}), answers),
@@ -575,6 +745,10 @@ def test_lab15_q3_accepts_correct_alternatives_and_names_each_wrong_answer():
             "read at import": ("another request's id", "the ContextVar's default"),
             "a global across an await": ("another request's id",),
             "user from configurable": ("KeyError", "runtime.context.user"),
+            "not awaited": ("the answer came before the write: await aput", "'queued'"),
+            "the run's id": ("carries no request's id", "tagged 'None'"),
+            "a None tag": ("request id is not a str", "tagged None"),
+            "awaited in a thread": (),
         },
     )
 
@@ -613,6 +787,23 @@ def test_lab15_a_hang_is_cut_and_an_exception_or_a_stub_is_a_verdict(monkeypatch
     rejected(lab15.q2, {"add_points": points_exit}, "SystemExit: 3", "points_exit")
     rejected(lab15.q3, {"audit": audit_generator_exit, **WEB_LAYER}, "your tool raised GeneratorExit")
     rejected(lab15.q3, {"audit": audit_stub, **WEB_LAYER}, "still raises NotImplementedError")
+
+
+@tool("save_note")
+def note_interrupted_in_the_pool(text: str, runtime: ToolRuntime[Caller]) -> str:
+    "Save a note (KeyboardInterrupt in ToolNode's pool threads only, as the stop button lands there)."
+    if threading.current_thread().name.startswith("ThreadPoolExecutor"):
+        raise KeyboardInterrupt
+    if runtime.store is None or runtime.context is None:
+        return "Error: no store or no context"
+    runtime.store.put(("notes", runtime.context.user), runtime.tool_call_id, {"text": text})
+    return f"saved for {runtime.context.user}"
+
+
+def test_lab15_a_keyboard_interrupt_under_invoke_stops_the_check():
+    with pytest.raises(core.CheckStopped) as info:
+        lab15.q1.check({"save_note": note_interrupted_in_the_pool})
+    assert "check stopped: KeyboardInterrupt" in str(info.value), str(info.value)
 
 
 # -- a grading kernel: the checks loaded apart from the notebook's own imports ----------------------------

@@ -88,6 +88,8 @@ class Caller:
     user: str
 
 
+_CALL: contextvars.ContextVar[str | None] = contextvars.ContextVar("_CALL", default=None)
+"""The tool call a store operation belongs to, set by the check's interceptors around each call."""
 REQUEST_ID: contextvars.ContextVar[str] = contextvars.ContextVar("REQUEST_ID", default=NO_REQUEST)
 """The web layer's request id, set for each request before it calls the agent (as middleware does)."""
 request_local = threading.local()
@@ -119,15 +121,17 @@ class _Gate:
 
 @dataclasses.dataclass(frozen=True)
 class _Op:
-    """One store operation as it happened: its order, kind, namespace, key, and what it read or wrote."""
+    """One store operation as it happened: its order, kind, namespace, key, what it read or wrote, and
+    the thread, request and tool call it came from."""
 
     seq: int
-    kind: str  # "get", "put", "search", ...
+    kind: str  # "get", "put", "search", "answered" (the call's answer left the tool), ...
     namespace: tuple
     key: Any
     value: Any
     thread: int
     request: str
+    call: str | None = None
 
 
 class _Log:
@@ -138,7 +142,16 @@ class _Log:
     def add(self, kind: str, namespace: Any, key: Any, value: Any) -> None:
         with self._lock:
             self.ops.append(
-                _Op(len(self.ops), kind, namespace, key, value, threading.get_ident(), REQUEST_ID.get())
+                _Op(
+                    len(self.ops),
+                    kind,
+                    namespace,
+                    key,
+                    value,
+                    threading.get_ident(),
+                    REQUEST_ID.get(),
+                    _CALL.get(),
+                )
             )
 
 
@@ -158,13 +171,39 @@ class _Store(InMemoryStore):
         for op, result in zip(ops, results, strict=True):
             namespace = getattr(op, "namespace", getattr(op, "namespace_prefix", None))
             read = result.value if type(op) is GetOp and result is not None else None
+            if type(op) is SearchOp:
+                read = tuple((tuple(i.namespace), i.key, i.value) for i in result)
             self.log.add(
                 _kind(op), namespace, getattr(op, "key", None), op.value if type(op) is PutOp else read
             )
 
+    def _hold_reread(self, ops: list) -> None:
+        """A call reading again what it has written already: hold that read until another call has
+        written the same key (or a moment passed), so a total read again after the lock was released
+        is the next call's, on every run."""
+        call = _CALL.get()
+        keys = {(op.namespace, op.key) for op in ops if type(op) is GetOp}
+        mine = [
+            op
+            for op in self.log.ops
+            if op.kind == "put" and op.call == call and (op.namespace, op.key) in keys
+        ]
+        if call is None or not mine:
+            return
+        start, deadline = len(self.log.ops), time.monotonic() + 3 * self.gate.idle
+        while time.monotonic() < deadline:
+            if any(
+                op.kind == "put" and op.call != call and (op.namespace, op.key) in keys
+                for op in self.log.ops[start:]
+            ):
+                return
+            time.sleep(0.005)
+
     def batch(self, ops: Any) -> list:
         ops = list(ops)
         writes = self.gate is not None and any(type(op) is PutOp for op in ops)
+        if self.gate is not None and not writes:
+            self._hold_reread(ops)
         if writes:
             # before a write: a call waiting for a lock released just now reads first
             self.gate.wait(read=False)
@@ -201,10 +240,19 @@ class _AsyncStore(AsyncBatchedBaseStore):
 
     async def aput(self, namespace: Any, key: Any, value: Any, *args: Any, **kwargs: Any) -> None:
         self.log.add("put", namespace, key, value)
-        return await super().aput(namespace, key, value, *args, **kwargs)
+        done = await super().aput(namespace, key, value, *args, **kwargs)
+        self.log.add("stored", namespace, key, value)  # the write is in the store: `aput` has returned
+        return done
 
     def items(self) -> dict[tuple, Any]:
         return _all_items(self.memory)
+
+    def answered(self, call_id: Any) -> None:
+        """The call's answer has just come back: record whether each write the call began is done."""
+        began = [op for op in self.log.ops if op.kind == "put" and op.call == call_id]
+        done = [op for op in self.log.ops if op.kind == "stored" and op.call == call_id]
+        held = len(done) >= len(began) and (bool(done) or any(key == call_id for (_, key) in self.items()))
+        self.log.add("answered", None, call_id, held)
 
 
 # -- the scenario: several requests at once -----------------------------------------------------------
@@ -279,13 +327,32 @@ class _Escaped(Exception):
         self.original = original
 
 
-async def _contain(request: Any, execute: Any) -> Any:
-    """The check's only interceptor (async, so `invoke` skips it): every call runs as it would, and a
-    SystemExit or GeneratorExit becomes the request's outcome instead of stopping the loop."""
-    try:
-        return await execute(request)
-    except (SystemExit, GeneratorExit) as exc:
-        raise _Escaped(exc) from exc
+def _interceptors(store: Any) -> tuple[Callable, Callable]:
+    """The check's interceptors, sync (under `invoke`) and async (under `ainvoke`): every call runs as
+    it would, its id set in `_CALL` so the store records which call each operation came from; under
+    `ainvoke` a SystemExit or GeneratorExit becomes the request's outcome instead of stopping the loop,
+    and an async store records whether the call's item was there when its answer came back."""
+
+    def contain(request: Any, execute: Any) -> Any:
+        token = _CALL.set(request.tool_call.get("id"))
+        try:
+            return execute(request)
+        finally:
+            _CALL.reset(token)
+
+    async def acontain(request: Any, execute: Any) -> Any:
+        token = _CALL.set(request.tool_call.get("id"))
+        try:
+            result = await execute(request)
+        except (SystemExit, GeneratorExit) as exc:
+            raise _Escaped(exc) from exc
+        finally:
+            _CALL.reset(token)
+        if type(store) is _AsyncStore:
+            store.answered(request.tool_call.get("id"))
+        return result
+
+    return contain, acontain
 
 
 def _failure(exc: BaseException) -> BaseException:
@@ -294,7 +361,8 @@ def _failure(exc: BaseException) -> BaseException:
 
 def _graph(tool: Any, store: Any) -> Any:
     builder = StateGraph(MessagesState, context_schema=Caller)
-    builder.add_node("tools", ToolNode([tool], awrap_tool_call=_contain))
+    contain, acontain = _interceptors(store)
+    builder.add_node("tools", ToolNode([tool], wrap_tool_call=contain, awrap_tool_call=acontain))
     builder.add_edge(START, "tools")
     return builder.compile(store=store)
 
@@ -482,6 +550,10 @@ def _error_verdict(outcome: _Outcome, what: str) -> CheckFailed:
 
 def _first_error(outcomes: list[_Outcome], what: str) -> None:
     for outcome in outcomes:
+        if isinstance(outcome.error, KeyboardInterrupt):
+            # the stop button, or the tool raised it in a request's thread: the check stops (the
+            # framework says so in one line, CheckStopped), it gives no verdict
+            raise KeyboardInterrupt from None
         if outcome.error is not None and is_stub(outcome.error):
             raise StillAStub(
                 f"your code still raises NotImplementedError: {outcome.error} (the starter's stub line). "
@@ -532,6 +604,28 @@ def _plain_dict(value: Any, fields: dict[str, type]) -> dict | None:
 
 
 # -- q1: save_note -------------------------------------------------------------------------------------
+_CLAIM = re.compile(
+    r"\b(saved|stored|noted|recorded|remembered|written|kept|added|done|ok|okay|success\w*)\b", re.I
+)
+_NEGATION = re.compile(
+    r"\b(not|no|nothing|never|none|cannot|unable|failed|fail|without|error|missing|unavailable|sorry)\b|n't\b",
+    re.I,
+)
+_CLAUSE = re.compile(r"[.,;:!?()\[\]\n—–]+|\s-\s|\b(?:but|so|because|as)\b", re.I)
+
+
+def _names(name: str, said: str) -> bool:
+    """`said` names `name` as a word ("Please" does not name "lea", "custom" does not name "tom")."""
+    return re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", said) is not None
+
+
+def _claims_saved(said: str) -> bool:
+    """A clause of `said` says the note was saved, with no negation in that clause."""
+    return any(
+        _CLAIM.search(clause) and not _NEGATION.search(clause) for clause in _CLAUSE.split(said) if clause
+    )
+
+
 def draw_notes(rng: random.Random) -> _Scenario:
     """Four requests at once: one user twice (the same text in both), two others, 2+1+2+2 calls."""
     one, two, three = rng.sample(USERS, 3)
@@ -550,8 +644,8 @@ def _judge_notes(scenario: _Scenario, outcomes: list[_Outcome], store: _Store, p
     answers = _answers(outcomes)
     for call in scenario.calls:
         said = _content(answers[call.id], call)
-        others = [u for u in scenario.users if u != call.user and u in said]
-        if call.user not in said or others:
+        others = [u for u in scenario.users if u != call.user and _names(u, said)]
+        if not _names(call.user, said) or others:
             raise fail(
                 "each call's answer names its own caller",
                 expected=f"{call.user}'s call answered with a str naming {call.user!r}",
@@ -559,7 +653,7 @@ def _judge_notes(scenario: _Scenario, outcomes: list[_Outcome], store: _Store, p
                 where=section(LESSON, CONTEXT),
                 why="read the user from `runtime.context.user` inside the call: a value kept anywhere else "
                 "(a global, a ContextVar or threading.local set in the notebook) is not this request's"
-                if others or any(u in said for u in ("ann", "bob", "guest"))
+                if others or any(_names(u, said) for u in ("ann", "bob", "guest"))
                 else "return a str that names the caller, e.g. `f'saved for {user}'`, the user read from "
                 "`runtime.context.user`",
             )
@@ -672,13 +766,18 @@ def case_notes_direct(tool: Any, scenario: _Scenario) -> None:
             why="`get_store()`, `get_runtime()` and `get_config()` read the graph run around the call, and a "
             "direct call (a unit test) has none: read `runtime.store` and `runtime.context`",
         ) from None
-    if not _plain_str(result) or call.user not in result:
+    if not _plain_str(result) or not _names(call.user, result):
+        plain = _plain_str(result)
         raise fail(
             "called directly with a ToolRuntime, the tool returns a str naming the caller",
-            expected=f"a str naming {call.user!r}",
+            expected=f"a str naming {call.user!r} (the user of the runtime's context)",
             observed=f"{type(result).__name__}: {shorten(repr(result), 120)}",
-            where=section(LESSON, FIELDS),
-            why="return a plain str (ToolNode turns anything else into text, a unit test does not)",
+            where=section(LESSON, CONTEXT) if plain else section(LESSON, FIELDS),
+            why=f"the runtime it was handed says the caller is {call.user!r}: read the user from "
+            "`runtime.context.user` inside the call, not from a value kept outside it (a global, a "
+            "ContextVar or threading.local set in the notebook)"
+            if plain
+            else "return a plain str (ToolNode turns anything else into text, a unit test does not)",
         )
     solo = _Scenario((_Request(call.user, "direct", (call,)),))
     judge_items(solo, store.items(), "notes", {"text": str}, lambda c: {"text": c.arg("text")})
@@ -698,7 +797,18 @@ def _one_missing(tool: Any, scenario: _Scenario, missing: str) -> tuple[Any, _St
 
 def case_notes_without_store(tool: Any, scenario: _Scenario) -> None:
     said, _ = _one_missing(tool, scenario, "store")
-    if not _plain_str(said) or "store" not in said.lower():
+    if _plain_str(said) and _claims_saved(said):
+        raise fail(
+            "with no store, the answer says the note was saved",
+            expected="a str answer that says nothing was saved and names the missing store (e.g. "
+            "'Error: no store, the note was not saved')",
+            observed=shorten(repr(said), 160) + " — and the graph has no store, so nothing was kept",
+            where=section(LESSON, NONE_STORE),
+            why="a store made inside the tool (`runtime.store or InMemoryStore()`) is thrown away when the "
+            "call ends: the note is lost and the model believes it is kept. Test `runtime.store is None`, "
+            "write nothing, and say so",
+        )
+    if not _plain_str(said) or not re.search(r"\bstore\b", said, re.I):
         raise fail(
             "with no store, the model is told the note was not saved",
             expected="a str answer that names the missing store (e.g. 'Error: no store ...')",
@@ -710,6 +820,15 @@ def case_notes_without_store(tool: Any, scenario: _Scenario) -> None:
 
 def case_notes_without_context(tool: Any, scenario: _Scenario) -> None:
     said, store = _one_missing(tool, scenario, "context")
+    if _plain_str(said) and not store.items() and _claims_saved(said):
+        raise fail(
+            "with no context=, the answer says the note was saved",
+            expected="a str answer that says nothing was saved and names the missing context",
+            observed=f"{shorten(repr(said), 120)}; 0 items written",
+            where=section(LESSON, CONTEXT),
+            why="nothing was written, and the model believes the note is kept: say it was not saved "
+            "(e.g. 'Error: no context, the note was not saved')",
+        )
     if not _plain_str(said) or "context" not in said.lower() or store.items():
         raise fail(
             "with no context=, nothing is saved and the model is told why",
@@ -778,16 +897,22 @@ def _lost(store: _Store, user: str) -> str:
     """What the log shows of one user's total: how many calls read it before one of them wrote it."""
     worst, reads, seen = 1, 0, []
     for op in store.log.ops:
-        if op.namespace != ("scores",) or op.key != user:
+        if op.kind == "search" and tuple(op.namespace or ())[:1] in ((), ("scores",)):
+            # a search under ('scores',) reads every user's total there
+            value = next((v for ns, k, v in op.value if ns == ("scores",) and k == user), None)
+        elif op.namespace == ("scores",) and op.key == user and op.kind in ("get", "put"):
+            value = op.value
+        else:
             continue
-        if op.kind == "get":
+        if op.kind in ("get", "search"):
             reads += 1
-            seen.append(op.value.get("total") if type(op.value) is dict else op.value)
+            seen.append(value.get("total") if type(value) is dict else value)
             worst = max(worst, reads)
-        elif op.kind == "put":
+        else:
             reads = 0
     return (
-        f"{worst} calls read {user}'s total ({shorten(seen[:worst], 60)}) before any of them wrote it"
+        f"{worst} reads of {user}'s total (`get` or `search`: {shorten(seen[:worst], 60)}) came before any "
+        "call wrote it"
         if worst > 1
         else ""
     )  # noqa: E501
@@ -801,7 +926,23 @@ def _judge_points(scenario: _Scenario, outcomes: list[_Outcome], store: _Store, 
     for user in scenario.users:
         calls = [c for c in scenario.calls if c.user == user]
         wanted = seeds.get(user, 0) + sum(c.arg("points") for c in calls)
-        got = _plain_dict(items.get((("scores",), user)), {"total": int})
+        stored = items.get((("scores",), user))
+        if stored is not None and _plain_dict(stored, {"total": int}) is None:
+            shape = (
+                f"a dict with the keys {sorted(map(str, stored))}, "
+                f"'total' a {type(stored.get('total')).__name__}"
+                if type(stored) is dict
+                else f"a {type(stored).__name__}"
+            )
+            raise fail(
+                f"{user}'s total is stored in another shape",
+                expected="{'total': <int>} under ('scores',), the user: one key, 'total', a plain int",
+                observed=f"{shorten(repr(stored), 80)} — {shape}",
+                where=section(LESSON, SHARED),
+                why="keep the value racy_add_points keeps, `{'total': total}` with an int total (points are "
+                "ints: no float(), no other keys), so every reader of the store finds what it expects",
+            )
+        got = _plain_dict(stored, {"total": int})
         if got != {"total": wanted}:
             race = _lost(store, user)
             written = any(
@@ -827,6 +968,26 @@ def _judge_points(scenario: _Scenario, outcomes: list[_Outcome], store: _Store, 
             said = _content(answers[call.id], call)
             match = _TOTAL.search(said)
             reported.append((int(match.group(1)) if match else None, call.arg("points")))
+            put = [
+                op.value.get("total") if type(op.value) is dict else op.value
+                for op in store.log.ops
+                if op.kind == "put" and op.call == call.id and op.namespace == ("scores",) and op.key == user
+            ]
+            others = {
+                op.value.get("total") if type(op.value) is dict else op.value
+                for op in store.log.ops
+                if op.kind == "put" and op.call not in (None, call.id) and op.key == user
+            }
+            if match and put and int(match.group(1)) != put[-1] and int(match.group(1)) in others:
+                raise fail(
+                    f"a call of {user}'s reported a total it did not write",
+                    expected=f"the call adding {call.arg('points')} says '{user} has {put[-1]} points', the "
+                    "total it put",
+                    observed=f"{said!r}",
+                    where=section(LESSON, SHARED),
+                    why="the total was read again after the lock was released, when another call had "
+                    "already added its points: report the total you computed and put under the lock",
+                )
         total, chain = seeds.get(user, 0), True
         for value, points in sorted(reported, key=lambda r: (r[0] is None, r[0] or 0)):
             chain = chain and value == total + points
@@ -912,6 +1073,18 @@ def case_audit_at_once(tool: Any, scenario: _Scenario, channels: tuple) -> None:
     answers = _answers(outcomes)
     for call in scenario.calls:
         _content(answers[call.id], call)
+    early = [op.key for op in store.log.ops if op.kind == "answered" and not op.value]
+    if early:
+        raise fail(
+            "the answer came before the write: await aput",
+            expected="each call's record in the store by the time its answer comes back",
+            observed=f"call {early[0]} answered with {shorten(repr(answers[early[0]].content), 60)} while "
+            f"its record was not in the store yet ({len(early)} call(s) like it)",
+            where=section(LESSON, ASYNC_STORE),
+            why="`aput` not awaited (`asyncio.ensure_future(...)`, `create_task(...)`) runs later, if ever: "
+            "the model is told it is done when it is not, and a failing write is never seen. "
+            "`await runtime.store.aput(...)` before you answer",
+        )
     rid = _request_of(scenario)
     items = store.items()
     # as it happened: the request whose task made each write (REQUEST_ID in that task at the time)
@@ -920,6 +1093,28 @@ def case_audit_at_once(tool: Any, scenario: _Scenario, channels: tuple) -> None:
         (key, v.get("request")) for (_, key), v in items.items()
         if type(v) is dict and key in rid and v.get("request") != rid[key]
     ]  # fmt: skip
+    if wrong and any(type(t) is not str for _, t in wrong):
+        key, tag = next((k, t) for k, t in wrong if type(t) is not str)
+        raise fail(
+            "a record's request id is not a str",
+            expected="each record tagged with the id of the request its call belongs to, a str",
+            observed=f"call {key} tagged {tag!r} (a {type(tag).__name__})",
+            where=section(LESSON, THREADS),
+            why="the request id is `REQUEST_ID.get()`, read inside the call: it is always set, a str "
+            "(`getattr(request_local, 'id', None)` and the like give None where the web layer set nothing)",
+        )
+    strange = [(k, t) for k, t in wrong if t != NO_REQUEST and t not in rid.values()]
+    if strange:
+        key, tag = strange[0]
+        raise fail(
+            "a record carries no request's id",
+            expected="each record tagged with the id of the request its call belongs to",
+            observed=f"call {key}, written from request {wrote_from.get(key, '?')}, tagged {tag!r}, an id no "
+            f"request of this wave has ({len(strange)} record(s) like it)",
+            where=section(LESSON, THREADS),
+            why="the request id is the one the web layer set in `REQUEST_ID`: read `REQUEST_ID.get()` inside "
+            "the call (the run's id or config is not the request's id)",
+        )
     if wrong:
         key, tag = wrong[0]
         default = all(t == NO_REQUEST for _, t in wrong)
