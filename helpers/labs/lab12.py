@@ -576,7 +576,7 @@ def case_events_are_plain_dicts(run: _Run) -> None:
                 "a progress event is not the dict asked for",
                 expected=f"every event a plain dict with exactly the keys {list(KEYS)}: 'call' a str, "
                 "the rest ints",
-                observed=f"{_plain(chunk)}: {problem}",
+                observed=f"{_plain(chunk)}: {problem}" if type(chunk) is dict else problem,
                 why="a UI reads these keys from every chunk of the custom stream; write a plain dict",
                 where=section(STREAMING, PROGRESS),
             )
@@ -616,7 +616,9 @@ def case_one_event_per_table(run: _Run) -> None:
                 f"the progress of {call.role} ({len(call.tables)} tables) is not one event per table",
                 expected=f"{_show_events(wanted)} (done counted from 1, total the call's tables, rows what "
                 "that table's load returned)",
-                observed=_show_events(mine) if mine else "no event for this call",
+                observed=_show_events(mine)
+                if mine
+                else "no event for this call reached the stream while it ran",
                 why="each event reports the table just loaded: `done` its position from 1, `total` the "
                 "number of tables, `rows` what `load(table)` returned for it",
                 where=section(STREAMING, PROGRESS),
