@@ -243,14 +243,14 @@ USB      ?= build/usb/toolnode-lab-usb
 DOCTORS  ?=
 .PHONY: slides slides-test live-copy collect doctor-tally usb workshop-guide
 
-slides: setup ## the workshop decks (reveal.js, offline) and the live-coding copy of lesson 02 -> build/slides/
+slides: setup ## the workshop decks (reveal.js, offline; code, outputs, figures) and the live-coding copy -> build/slides/
 	$(PY) scripts/build_slides.py
 
-live-copy: setup ## only the live-coding copy of lesson 02 -> build/slides/live/
+live-copy: setup ## only the live-coding copy (the typed cell collapsed, an empty cell below it) -> build/slides/live/
 	$(PY) scripts/build_slides.py --live-only
 
-slides-test: handout-deps ## build the slides and check every deck in headless Chromium, network blocked
-	TOOLNODE_LAB_HANDOUT_TEST=1 $(PY) -m pytest -q tests/handout/test_slides.py tests/slides
+slides-test: handout-deps ## build the slides; check every deck in headless Chromium, network blocked: font sizes, overflow, colons, the CJK font
+	TOOLNODE_LAB_HANDOUT_TEST=1 $(PY) -m pytest -q -p no:cacheprovider tests/handout/test_slides.py tests/slides
 
 workshop-guide: setup ## rewrite the kit printed from courseware.workshop: agenda, script, run sheet, forms, highlights
 	$(PY) -m courseware.workshop write-guide

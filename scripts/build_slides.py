@@ -1,18 +1,25 @@
-"""Build the workshop's slides and the live-coding copy of lesson 02, offline.
+"""Build the workshop's slides and the live-coding copy, offline.
 
     make slides                        # build/slides/index.html, one deck per block, live/
     .venv/bin/python scripts/build_slides.py --live-only
+    .venv/bin/python scripts/build_slides.py --font   # remake the CJK subset (fonts-noto-cjk)
 
-The decks are nbconvert's `--to slides` (reveal.js) rendering of notebooks assembled from the
-course's own sources: the opening deck from README's introduction, the agenda of
-`courseware.workshop` and lesson 00's map; one short deck per agenda block from the cells of the
-notebook parts that block covers (its title, the headings and opening prose of each section, a
-lab's task), with the facilitator script's notes as speaker notes (press `s`). reveal.js is
-fetched once from the npm registry into `.cache/slides/` and copied next to the decks, loaded as
-classic scripts: the decks work opened from disk (`file://`) with no network.
+The decks are nbconvert's `--to slides` (reveal.js) rendering of notebooks assembled from
+`courseware.workshop`: the welcome's deck (the course, today's agenda, the code of conduct,
+housekeeping, sticky notes, pairs); one deck per block that walks its steps through the lesson's own
+cells (each section's heading and opening prose, the code, its committed output, figures as images),
+packed onto slides readable from the back of a room (body 30 px, code 24 px at 1280×800; a code cell
+too long for one slide continues on the next, a long output shows its first lines); a highlights
+block opens with its generated notebook and Run All; the wrap-up's homework (first items, the rest
+by link) and how the solutions reach people. Speaker notes (press `s`) carry the facilitator's
+script. reveal.js is fetched once from the npm registry into `.cache/slides/` and copied next to the
+decks, loaded as classic scripts: the decks work opened from disk (`file://`) with no network.
+Chinese quotes render from `slides/fonts/slides-cjk-subset.woff`, a subset of Noto Sans CJK SC (SIL
+OFL 1.1, `fonts/OFL.txt`) holding only the characters the decks use; the build stops, saying how to
+remake it, when a lesson gains one it lacks.
 
-The live-coding copy is lesson 02 with every code cell emptied and every output cleared, except
-the Setup section's cells (imports and `%xmode`, not worth typing in front of a room), written to
+The live-coding copy is the lesson of the step typed live (`workshop.typed_steps()`) with every
+output cleared, the typed cell collapsed and an empty cell below it to type into, written to
 `build/slides/live/`. Regenerated on every build, never edited by hand.
 """
 
@@ -35,7 +42,6 @@ CACHE = ROOT / ".cache" / "slides"
 REVEAL_VERSION = "6.0.2"
 REVEAL_FILES = ("dist/reveal.js", "dist/reveal.css", "dist/theme/white.css", "dist/plugin/notes.js",
                 "LICENSE")
-LIVE_LESSON = "notebooks/02_custom_async_tool_node.ipynb"
 
 sys.path.insert(0, str(ROOT))
 
@@ -64,7 +70,52 @@ def reveal_js() -> Path:
     return cached
 
 
+# -- the bundled CJK font ---------------------------------------------------------------------------
+FONTS = HERE / "fonts"
+CJK_FONT = FONTS / "slides-cjk-subset.woff"
+CJK_FAMILY = "Slides CJK"
+CJK_SOURCE = Path("/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc")
+CJK_SOURCE_INDEX = 2  # Noto Sans CJK SC in the collection
+_CJK = re.compile(r"[\u2e80-\u9fff\u3000-\u303f\uff00-\uffef\u300c\u300d]")
+
+
+def cjk_characters(text: str) -> set[str]:
+    """The characters of `text` the bundled font must hold (CJK ideographs and punctuation)."""
+    return set(_CJK.findall(text))
+
+
+def font_characters(path: Path = CJK_FONT) -> set[str]:
+    from fontTools.ttLib import TTFont
+
+    return {chr(code) for code in TTFont(path).getBestCmap()}
+
+
+def make_font(characters: set[str], target: Path = CJK_FONT) -> Path:
+    """Subset Noto Sans CJK SC (SIL OFL 1.1) to `characters` with fontTools' pyftsubset, as WOFF."""
+    if not CJK_SOURCE.exists():
+        raise SlidesError(f"the font subset is made from {CJK_SOURCE}: install it (Debian: apt-get install "
+                          "fonts-noto-cjk), then run `scripts/build_slides.py --font` again.")
+    from fontTools import subset
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    text = "".join(sorted(characters))
+    subset.main([str(CJK_SOURCE), f"--font-number={CJK_SOURCE_INDEX}", f"--text={text}",
+                 "--flavor=woff", "--layout-features=*", "--no-hinting", "--desubroutinize",
+                 f"--output-file={target}"])
+    return target
+
+
 # -- notebooks for the decks -----------------------------------------------------------------------
+ROWS = 17
+"""What one slide holds, in rows of code (24 px type, 1.25 line height) under its heading; a line of
+body text (30 px) counts 1.3 rows. The rendered decks are measured by tests/handout/test_slides.py."""
+CODE_COLUMNS = 76
+TEXT_COLUMNS = 62
+OUTPUT_LINES = 9
+"""An output longer than this shows its first lines and says how many more the lesson holds."""
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*(\"])")
+
+
 def _md(text: str, slide_type: str = "slide"):
     import nbformat
 
@@ -75,19 +126,6 @@ def _notes(text: str):
     return _md(text, "notes")
 
 
-def _first_paragraphs(source: str, limit: int = 2) -> str:
-    """A markdown cell cut to its heading and first paragraphs (slides stay short)."""
-    blocks = [b for b in re.split(r"\n\s*\n", source.strip()) if b.strip()]
-    keep, prose = [], 0
-    for block in blocks:
-        keep.append(block)
-        if not block.lstrip().startswith("#"):
-            prose += 1
-        if prose >= limit:
-            break
-    return "\n\n".join(keep)
-
-
 def _deck(cells: list, title: str):
     import nbformat
 
@@ -96,106 +134,305 @@ def _deck(cells: list, title: str):
     return nb
 
 
+def _rows(text: str, columns: int) -> int:
+    return sum(max(1, -(-len(line) // columns)) for line in text.splitlines() or [""])
+
+
+def _short(paragraph: str, limit: int = 230) -> str:
+    """A paragraph cut to its first sentences under `limit` characters; a last sentence ending in a
+    colon (it introduces the code below) is kept."""
+    text = " ".join(paragraph.split())
+    if len(text) <= limit:
+        return text
+    sentences = _SENTENCE.split(text)
+    keep = [sentences[0]]
+    for sentence in sentences[1:]:
+        if len(" ".join(keep + [sentence])) > limit:
+            break
+        keep.append(sentence)
+    if sentences[-1].endswith(":") and sentences[-1] not in keep:
+        keep = keep[:1] + ["…", sentences[-1]] if len(keep[0]) + len(sentences[-1]) < 1.6 * limit \
+            else ["…", sentences[-1]]
+    return " ".join(keep)
+
+
+class Item:
+    """One piece of a slide: text, code, an output or a figure, with its height in rows."""
+
+    def __init__(self, kind: str, body: str, rows: float, sticky: bool = False):
+        self.kind, self.body, self.rows, self.sticky = kind, body, rows, sticky
+
+
+def _text_items(source: str) -> tuple[str, list[Item]]:
+    """A markdown cell as (its `## ` heading or '', its prose items, each cut short)."""
+    heading, items = "", []
+    blocks = [b.strip() for b in re.split(r"\n\s*\n", source.strip()) if b.strip()]
+    if blocks and blocks[0].startswith("## "):
+        heading = blocks.pop(0).splitlines()[0][3:].strip()
+    prose = [b for b in blocks if not b.startswith(("#", "|", "<", "```", "    ", ">"))]
+    if not prose:
+        return heading, items
+    chosen = [prose[0]] if not prose[-1].rstrip().endswith(":") or len(prose) == 1 else [prose[0], prose[-1]]
+    for block in chosen:
+        if re.match(r"^(\d+\.|[-*]) ", block):  # a list: its first three items
+            lines = [ln for ln in block.splitlines() if re.match(r"^(\d+\.|[-*]) ", ln)][:3]
+            text = "\n".join(lines)
+        else:
+            text = _short(block)
+        items.append(Item("text", text, 1.3 * _rows(text, TEXT_COLUMNS) + 0.4,
+                          sticky=text.rstrip().endswith(":")))
+    return heading, items
+
+
+def _output_text(output: dict) -> str:
+    if output["output_type"] == "stream":
+        text = output["text"]
+    elif output["output_type"] == "error":
+        text = f"{output['ename']}: {output['evalue']}"
+    else:
+        data = output.get("data", {})
+        text = data.get("text/markdown") or data.get("text/plain", "")
+    return "".join(text) if isinstance(text, list) else text
+
+
+def _code_items(cell: dict, workshop) -> list[Item]:
+    """A code cell as its code (split into slide-sized parts) and its committed outputs."""
+    import html as _html
+
+    source = workshop._source(cell).rstrip()
+    items: list[Item] = []
+    lines = source.splitlines()
+    part: list[str] = []
+    for line in lines + [None]:
+        if line is not None and _rows("\n".join(part + [line]), CODE_COLUMNS) <= ROWS - 3:
+            part.append(line)
+            continue
+        carry: list[str] = []
+        blanks = [k for k, text in enumerate(part) if not text.strip()]
+        if line is not None and blanks and blanks[-1] > len(part) // 3:  # cut at a blank line
+            part, carry = part[:blanks[-1]], part[blanks[-1] + 1:]
+        if part:
+            items.append(Item("code", "\n".join(part), _rows("\n".join(part), CODE_COLUMNS) + 0.8))
+        part = carry + ([line] if line is not None else [])
+    for output in cell.get("outputs", []):
+        data = output.get("data", {})
+        if "image/png" in data:
+            png = data["image/png"]
+            png = "".join(png) if isinstance(png, list) else png
+            items.append(Item("figure", f'<img class="figure" alt="the cell\'s figure" '
+                                        f'src="data:image/png;base64,{png.strip()}">', 11))
+            continue
+        text = _output_text(output).rstrip("\n")
+        if not text.strip():
+            continue
+        markdown = output.get("data", {}).get("text/markdown")
+        if markdown and "\n|" in "\n" + text:  # a table: its first rows, links as their text, short cells
+            rows = [ln for ln in text.splitlines() if ln.startswith("|")]
+            def cells(line):
+                out = []
+                for c in line.strip("|").split("|"):
+                    c = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", c.strip())
+                    out.append(c if len(c) <= 28 else c[:28].rsplit(" ", 1)[0] + " …")
+                return out
+            keep = rows[:2 + 7]
+            table = "\n".join("| " + " | ".join(cells(r)) + " |" for r in keep)
+            if len(rows) > len(keep):
+                table += f"\n\n*… {len(rows) - len(keep)} more rows in the lesson*"
+            items.append(Item("table", table, 1.6 * len(keep) + 1.5))
+            continue
+        out_lines = text.splitlines()
+        if len(out_lines) > OUTPUT_LINES:
+            more = len(out_lines) - (OUTPUT_LINES - 1)
+            out_lines = out_lines[:OUTPUT_LINES - 1] + [f"… {more} more lines in the lesson"]
+        text = "\n".join(out_lines)
+        kind = "error" if output["output_type"] == "error" else "output"
+        items.append(Item(kind, f'<pre class="{kind}">{_html.escape(text)}</pre>',
+                          _rows(text, CODE_COLUMNS) + 0.8))
+    return items
+
+
+def _render(item: Item) -> str:
+    if item.kind == "code":
+        return f"```python\n{item.body}\n```"
+    return item.body
+
+
+def _pack(heading: str, items: list[Item], label: str = "") -> list[str]:
+    """Items onto slides of at most `ROWS` rows, a text ending in a colon kept with what follows it
+    (code or output), so no slide ends on a colon; each slide under the section's heading."""
+    for item, after in zip(items, items[1:] + [None]):
+        if item.sticky and (after is None or after.kind == "text"):  # what it introduces is elsewhere
+            item.body, item.sticky = item.body.rstrip()[:-1] + ".", False
+    groups: list[list[Item]] = []
+    for item in items:
+        if groups and groups[-1][-1].sticky:
+            groups[-1].append(item)
+        else:
+            groups.append([item])
+    slides: list[list[Item]] = [[]]
+    for group in groups:
+        used = sum(i.rows for i in slides[-1])
+        size = sum(i.rows for i in group)
+        if slides[-1] and used + size > ROWS:
+            slides.append([])
+        slides[-1].extend(group)
+    out = []
+    for n, slide in enumerate(s for s in slides if s):
+        title = heading + (" (continued)" if n else "")
+        top = f"### {title}" + (f' <span class="step">{label}</span>' if label and not n else "")
+        out.append("\n\n".join([top] + [_render(i) for i in slide]))
+    return out
+
+
 def _title_slide(block, workshop) -> str:
-    end = workshop.clock(block.start + block.minutes)
     lines = [f"# {block.title}", "",
-             f"**{workshop.clock(block.start)}–{end}** · {block.minutes} minutes · {block.does}"]
-    if block.part is not None:
-        lines += ["", f"`{block.part.notebook}`: Setup; " + "; ".join(block.sections)]
-    if block.run_cells:
-        counts = workshop.execution_counts(block.part.notebook, list(block.run_cells))
-        lines += ["", "Run only the cells " + ", ".join(f"[{n}]" for n in counts)
-                  + " (select them, *Run → Run Selected Cells*)."]
+             f"**{workshop.clock(block.start)}–{workshop.clock(block.end)}** · {block.minutes} minutes"
+             + (f" ({block.teaching} teaching, {block.exercises} exercises)" if block.exercises else "")]
+    if block.objectives:
+        lines += ["", "You will be able to:", ""] + [f"- {o}" for o in block.objectives]
     return "\n".join(lines)
 
 
+def _where(block, step, workshop) -> str:
+    return workshop._where_label(block, step.where)
+
+
 def block_deck(block, workshop):
-    """A short deck for one block: its title slide, one slide per section it covers, the checkpoint."""
+    """One block's deck: its title and objectives, then each step's cells in order (the section's
+    heading and opening prose, the code, its committed output and figures), the key points and the
+    checkpoint. Speaker notes (press `s`) carry the facilitator's script."""
     script = workshop.SCRIPT.get(block.title, {})
     cells = [_md(_title_slide(block, workshop))]
     if script:
-        cells.append(_notes("\n\n".join(f"**{k}**: {v}" for k, v in script.items()
-                                         if isinstance(v, str))))
-    if block.part is not None:
-        source = workshop.cells_of(block.part.notebook)
-        for heading, indices in workshop.sections(source):
-            if heading not in block.sections:
-                continue
-            markdown = [source[i] for i in indices if source[i]["cell_type"] == "markdown"]
-            if not markdown:
-                continue
-            limit = 4 if block.kind == "lab" else 2
-            cells.append(_md(_first_paragraphs(workshop._source(markdown[0]), limit)))
-            if block.kind == "lab":
-                for extra in markdown[1:3]:
-                    cells.append(_md(_first_paragraphs(workshop._source(extra), 3), "subslide"))
-    end = workshop.clock(block.start + block.minutes)
+        cells.append(_notes("\n\n".join(f"**{k}**: {v}" for k, v in script.items() if isinstance(v, str))))
+    if block.highlights:
+        cells.append(_md(f"## Everyone: Run All\n\nOpen `{block.highlights}` (file browser: docs → "
+                         "workshop → highlights), then *Run → Run All Cells*.\n\nIt holds only this "
+                         "block's cells and the earlier ones they need."))
+    typed = {s.where for b, s in workshop.typed_steps([block])}
+    source = workshop.cells_of(block.part.notebook)
+    mode_label = {"show": "on the projector", "type": "typed live", "own": "everyone runs it",
+                  "pairs": "in pairs"}
+    for step in block.steps:
+        indices = workshop.step_cells(block, step)
+        heading, items = "", []
+        for i in indices:
+            cell = source[i]
+            if cell["cell_type"] == "markdown":
+                head, prose = _text_items(workshop._source(cell))
+                heading = heading or head
+                items += prose
+            elif cell["cell_type"] == "code" and workshop._source(cell).strip():
+                if "nbval-ignore-output" in cell.get("metadata", {}).get("tags", []) and step.where == "Setup":
+                    continue  # the versions cell: not for the projector
+                items += _code_items(cell, workshop)
+        heading = heading or ("Setup" if step.where == "Setup" else _where(block, step, workshop))
+        label = f"{_where(block, step, workshop)} · {mode_label.get(step.mode, step.mode)}"
+        if step.where in typed:
+            heading = f"Typed live: {_where(block, step, workshop)}"
+            items = [Item("text", "In the live-coding copy, type it in the empty cell under the "
+                                  "lesson's collapsed one, saying each line:", 2.6, sticky=True)] + [
+                i for i in items if i.kind == "code"]
+        for k, slide in enumerate(_pack(heading, items, label)):
+            cells.append(_md(slide, "slide" if k == 0 else "subslide"))
+        if step.note:
+            cells.append(_notes(f"**{label}**: {workshop.render(step.note)}"))
+    if block.key_points:
+        cells.append(_md("## Key points\n\n" + "\n".join(f"- {p}" for p in block.key_points)))
     checkpoint = script.get("checkpoint", "the room is ready for the next block")
-    cells.append(_md(f"## Checkpoint · {end}\n\n{checkpoint}"))
+    cells.append(_md(f"## Checkpoint · {workshop.clock(block.end)}\n\n{checkpoint[:1].upper()}{checkpoint[1:]}."))
     return _deck(cells, block.title)
 
 
-def opening_deck(workshop):
-    """The opening: what the course is, today's agenda, the rules of the room, the pre-flight check."""
+def _conduct_rules() -> list[str]:
+    """The three rules' bold names from docs/workshop/code-of-conduct.md."""
+    text = (ROOT / "docs" / "workshop" / "code-of-conduct.md").read_text(encoding="utf-8")
+    return re.findall(r"^\d+\. \*\*(.+?)\*\*", text, flags=re.M)
+
+
+def opening_deck(block, workshop):
+    """The welcome: what the course is, today's agenda, the code of conduct and housekeeping, the
+    sticky notes, pairs and JupyterLab started."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     intro = readme.split("\n## ", 1)[0].split("\n", 1)[-1].strip()
     rows = ["| time | block | min |", "|---|---|---|"]
     for b in workshop.agenda():
-        rows.append(f"| {workshop.clock(b.start)} | {b.title} | {b.minutes} |")
+        rows.append(f"| {workshop.clock(b.start)} | {b.title.split(' · ')[0]} | {b.minutes} |")
+    prose = [b for b in re.split(r"\n\s*\n", intro)
+             if b.strip() and not b.lstrip().startswith(("#", "<", "[!", "![", ">"))]
+    script = workshop.SCRIPT.get(block.title, {})
     cells = [
-        _md("# toolnode-lab\n\n## How LangGraph executes tools: a three-hour workshop"),
-        _md("## What this is\n\n" + _first_paragraphs(intro, 2)),
+        _md("# toolnode-lab\n\n## How LangGraph executes tools: a three-hour workshop\n\n"
+            f"{workshop.clock(block.start)}–{workshop.clock(workshop.LENGTH)}, breaks at the times shown"),
+        _notes(script.get("say", "")),
+        _md("## What this is\n\n" + (_short(prose[0], 330) if prose else "")),
         _md("## Today\n\n" + "\n".join(rows)),
-        _notes(workshop.SCRIPT.get("opening", {}).get("say", "")),
-        _md("## How the room works\n\n"
-            "- Everything runs **offline**: a scripted model, no key, no network.\n"
-            "- Predict first, then run. Timings are ratios: yours differ from mine and still pass.\n"
-            "- Stuck? A helper comes to you: put your laptop lid half down, or raise a hand.\n"
-            "- Labs in pairs; `q1.check()` says what it expected, what it saw and where to look.\n"
-            "- The handout (HTML and PDF) and the cheat sheets are on the USB stick."),
-        _md("## Pre-flight: everyone runs this now\n\n```bash\nmake doctor\n```\n\n"
-            "The last line must read `ready: the course runs offline here`. Anything else: a helper."),
+        _md("## Code of conduct\n\n"
+            + "\n".join(f"- {rule}" for rule in _conduct_rules()) + "\n"
+            "- Anything unwelcoming: tell me or any helper, in person or privately.\n"
+),
+        _md("## Housekeeping\n\n- Exits, toilets, water: as shown on the wall.\n"
+            "- No Wi-Fi and no API key needed today.\n"
+            "- Questions and links: the shared notes."),
+        _md("## Sticky notes\n\n"
+            "- **Green** on your lid: done, all good.\n"
+            "- **Red** on your lid: stuck. A helper comes to you.\n"
+            "- At each break: a **minute card**, one thing that worked, one that did not."),
+        _md("## Pairs, then JupyterLab\n\n- One laptop runs, the other reads the prediction aloud.\n\n"
+            "```bash\nmake lab\n```\n\nThen open `notebooks/00_start_here.ipynb`."),
+        _md(f"## Checkpoint · {workshop.clock(block.end)}\n\n"
+            f"{script.get('checkpoint', '')[:1].upper()}{script.get('checkpoint', '')[1:]}."),
     ]
-    return _deck(cells, "Opening")
+    return _deck(cells, block.title)
 
 
 def wrap_up_deck(block, workshop):
-    """The last deck: the homework in order, the cheat sheets, the feedback form."""
+    """The last deck: the feedback form, the homework (its first items, the rest by link), the
+    cheat sheets, how the solutions reach people."""
     from courseware.course import LESSONS
 
     titles = {row.file: f"{row.code} · {row.title}" for row in LESSONS}
     items = []
     for path in workshop.HOMEWORK:
         label = titles.get(path) or f"lab {Path(path).stem[:2]} · {Path(path).stem[3:].replace('_', ' ')}"
-        items.append(f"1. {label} (`{path}`)")
+        items.append(label)
+    first = 5
     cells = [
         _md(_title_slide(block, workshop)),
-        _md("## Homework, in this order\n\n" + "\n".join(items[:8])),
-        _md("## Then\n\n" + "\n".join(items[8:])),
+        _md("## Feedback first\n\nFive minutes: the form on paper, and a last minute card. What worked, "
+            "what did not, what to cut, what to add."),
+        _md("## Homework, in this order\n\n" + "\n".join(f"1. {t}" for t in items[:first])
+            + f"\n\n…then {len(items) - first} more, each lesson followed by its lab: the list is in "
+              "`docs/workshop/README.md` (*homework*) and the shared notes."),
         _md("## Take home\n\n- the cheat sheets: one page each, English and 中文\n"
             "- the handout: every lesson with its outputs, from disk, no network\n"
-            "- solutions: `labs/solutions/` in the repository; `q1.solution()` in a lab"),
-        _md("## Feedback\n\nFive minutes, on paper or on the form's page: what worked, what did not, "
-            "what to cut, what to add. Thank you."),
+            "- the solutions: not on the stick. Clone the course repository (or `git pull`), or copy the "
+            "folder I put on the stick now; then `q1.solution()` prints them "
+            "(`docs/workshop/solutions.md`)"),
+        _md("## Thank you"),
     ]
     return _deck(cells, block.title)
 
 
 def decks(workshop) -> list[tuple[str, str, object]]:
-    """(file stem, title, notebook) for every block except breaks; the first opens with the
-    opening deck (the course, today's agenda, the rules of the room, the pre-flight check)."""
+    """(file stem, title, notebook) for every block but the breaks; the welcome's is the opening deck."""
     out = []
     for i, block in enumerate(workshop.agenda(), start=1):
         if block.kind == "break":
             continue
         stem = f"{i:02d}-" + re.sub(r"[^a-z0-9]+", "-", block.title.lower()).strip("-")[:40].strip("-")
-        nb = wrap_up_deck(block, workshop) if block.kind == "wrap-up" else block_deck(block, workshop)
-        if block.start == 0:
-            opening = opening_deck(workshop)
-            opening.cells += nb.cells
-            nb = opening
+        if block.kind == "welcome":
+            nb = opening_deck(block, workshop)
+        elif block.kind == "wrap-up":
+            nb = wrap_up_deck(block, workshop)
+        else:
+            nb = block_deck(block, workshop)
         out.append((stem, block.title, nb))
     return out
+
+
+def deck_text(nb) -> str:
+    return "\n".join(c.source for c in nb.cells)
 
 
 def export(nb, target: Path) -> None:
@@ -211,24 +448,55 @@ def export(nb, target: Path) -> None:
 
 
 # -- the live-coding copy --------------------------------------------------------------------------
-def live_copy(source: Path = ROOT / LIVE_LESSON, dest_dir: Path = OUT / "live") -> Path:
-    """Lesson 02 for live coding: code cells emptied (Setup's kept), every output cleared."""
+def _typed(workshop) -> list[tuple[object, object, int]]:
+    """(block, step, cell index) for every step typed live (`workshop.typed_steps()`)."""
+    return [(b, s, workshop.step_cells(b, s)[0]) for b, s in workshop.typed_steps()]
+
+
+def live_lesson(workshop=None) -> str:
+    if workshop is None:
+        from courseware import workshop
+    return _typed(workshop)[0][0].part.notebook
+
+
+def live_copy(source: Path | None = None, dest_dir: Path = OUT / "live") -> Path:
+    """The lesson of the block typed live, for live coding: each typed cell collapsed (its source
+    hidden, one click shows it) with an empty cell below it to type into; every output cleared."""
     import nbformat
 
+    from courseware import workshop
+
+    typed = [t for t in _typed(workshop)]
+    source = source or ROOT / typed[0][0].part.notebook
     nb = nbformat.read(source, as_version=4)
-    in_setup = False
+    original = workshop.cells_of(ROOT / typed[0][0].part.notebook)
+    wanted = {workshop._source(original[i]) for b, s, i in typed
+              if (ROOT / b.part.notebook).resolve() == (ROOT / typed[0][0].part.notebook).resolve()}
+    cells = []
     for cell in nb.cells:
-        if cell.cell_type == "markdown" and cell.source.startswith("## "):
-            in_setup = cell.source.splitlines()[0].strip() == "## Setup"
         if cell.cell_type == "code":
-            if not in_setup:
-                cell.source = ""
             cell.outputs = []
             cell.execution_count = None
             cell.metadata.pop("execution", None)
+        cells.append(cell)
+        if cell.cell_type == "code" and cell.source in wanted:
+            cell.metadata.setdefault("jupyter", {})["source_hidden"] = True
+            cell.metadata["jupyter"]["outputs_hidden"] = True
+            name = next(iter(workshop._names(cell.source)[0] & {s.where.split(" ", 1)[-1]
+                                                               for _, s, _ in typed}), "it")
+            note = nbformat.v4.new_markdown_cell(
+                f"**Type `{name}` here**, in the empty cell below, saying each line. The lesson's cell "
+                "above is collapsed: click its bar to show it if you fall behind, or run it instead.")
+            note.metadata["live_copy"] = "note"
+            typed_cell = nbformat.v4.new_code_cell("")
+            typed_cell.metadata["live_copy"] = "type here"
+            cells += [note, typed_cell]
+    nb.cells = cells
     nb.cells[0].source = nb.cells[0].source.rstrip() + (
-        "\n\n*Live-coding copy: the code cells are empty, to be typed in front of the room; the lesson "
-        f"with its code and outputs is `{LIVE_LESSON}`.*")
+        "\n\n*Live-coding copy: every output cleared; the cell typed in the room is collapsed, with an "
+        f"empty cell below it to type into. The lesson itself is `{source.relative_to(ROOT) if source.is_relative_to(ROOT) else source.name}`.*")
+    for i, cell in enumerate(nb.cells):  # ids unique and stable
+        cell.id = f"live-{i}" if cell.metadata.get("live_copy") else cell.get("id", f"live-{i}")
     dest_dir.mkdir(parents=True, exist_ok=True)
     target = dest_dir / source.name
     nbformat.write(nb, target)
@@ -240,21 +508,30 @@ def index_page(built: list[tuple[str, str]], workshop) -> str:
     rows = []
     for stem, title in built:
         start, minutes = starts.get(title, (0, 0))
-        when = f"{workshop.clock(start)}–{workshop.clock(start + minutes)}" if title in starts else "0:00"
+        when = f"{workshop.clock(start)}–{workshop.clock(start + minutes)}"
         rows.append(f'<li><a href="{stem}.html">{html.escape(title)}</a> <span>{when}</span></li>')
+    live = Path(live_lesson(workshop)).name
     return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             "<title>toolnode-lab workshop slides</title>\n"
             "<style>body{font-family:system-ui,sans-serif;max-width:40em;margin:2em auto;line-height:1.6}"
             "li span{color:#666;margin-left:.5em}</style>\n</head>\n<body>\n"
             "<h1>toolnode-lab · workshop slides</h1>\n<ol>\n" + "\n".join(rows) + "\n</ol>\n"
             "<p>Press <kbd>s</kbd> in a deck for the speaker notes, <kbd>f</kbd> for full screen. "
-            "The live-coding copy of lesson 02 is <code>live/02_custom_async_tool_node.ipynb</code>: "
-            "open it in JupyterLab from the repository.</p>\n</body>\n</html>\n")
+            f"The live-coding copy is <code>live/{live}</code>: open it in JupyterLab from the "
+            "repository.</p>\n</body>\n</html>\n")
 
 
 def build(out: Path = OUT) -> dict[str, object]:
+    from pygments.formatters import HtmlFormatter
+
     from courseware import workshop
 
+    all_decks = decks(workshop)
+    needed = set().union(*(cjk_characters(deck_text(nb)) for _, _, nb in all_decks))
+    missing = needed - font_characters() if CJK_FONT.exists() else needed
+    if missing:
+        raise SlidesError(f"the bundled font {CJK_FONT.relative_to(ROOT)} lacks {''.join(sorted(missing))}: "
+                          "run `.venv/bin/python scripts/build_slides.py --font` and commit it.")
     if out.exists():
         shutil.rmtree(out)
     (out / "reveal.js").mkdir(parents=True)
@@ -262,14 +539,19 @@ def build(out: Path = OUT) -> dict[str, object]:
     for rel in REVEAL_FILES:
         (out / "reveal.js" / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(reveal / rel, out / "reveal.js" / rel)
-    shutil.copy(HERE / "workshop.css", out / "reveal.js" / "workshop.css")
+    css = (HERE / "workshop.css").read_text(encoding="utf-8")
+    css += "\n/* code colours: pygments' default style */\n" + HtmlFormatter().get_style_defs(".highlight")
+    (out / "reveal.js" / "workshop.css").write_text(css, encoding="utf-8")
+    (out / "reveal.js" / "fonts").mkdir()
+    for path in FONTS.iterdir():
+        shutil.copy(path, out / "reveal.js" / "fonts" / path.name)
     built = []
-    for stem, title, nb in decks(workshop):
+    for stem, title, nb in all_decks:
         export(nb, out / f"{stem}.html")
         built.append((stem, title))
     (out / "index.html").write_text(index_page(built, workshop), encoding="utf-8")
     live = live_copy(dest_dir=out / "live")
-    return {"decks": [stem for stem, _ in built], "out": out, "live": live}
+    return {"decks": [stem for stem, _ in built], "out": out, "live": live, "characters": needed}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -277,11 +559,21 @@ def main(argv: list[str] | None = None) -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=OUT, help="where to build (default build/slides)")
     parser.add_argument("--live-only", action="store_true", help="only write the live-coding copy")
+    parser.add_argument("--font", action="store_true",
+                        help=f"remake {CJK_FONT.relative_to(ROOT)} from the characters the decks use")
     args = parser.parse_args(argv)
-    if args.live_only:
-        print(f"slides: wrote {live_copy(dest_dir=args.out / 'live')}")
-        return
     try:
+        if args.font:
+            from courseware import workshop
+
+            chars = set().union(*(cjk_characters(deck_text(nb)) for _, _, nb in decks(workshop)))
+            target = make_font(chars)
+            print(f"slides: {target.relative_to(ROOT)}: {len(chars)} characters, "
+                  f"{target.stat().st_size // 1024} KB")
+            return
+        if args.live_only:
+            print(f"slides: wrote {live_copy(dest_dir=args.out / 'live')}")
+            return
         result = build(args.out)
     except SlidesError as exc:
         sys.exit(f"slides: {exc}")
@@ -291,4 +583,3 @@ def main(argv: list[str] | None = None) -> None:
 
 if __name__ == "__main__":
     main()
-
