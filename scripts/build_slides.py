@@ -330,6 +330,7 @@ def block_deck(block, workshop):
         label = f"{_where(block, step, workshop)} · {mode_label.get(step.mode, step.mode)}"
         if step.where in typed:
             heading = f"Typed live: {_where(block, step, workshop)}"
+            label = ""
             items = [Item("text", "In the live-coding copy, type it in the empty cell under the "
                                   "lesson's collapsed one, saying each line:", 2.6, sticky=True)] + [
                 i for i in items if i.kind == "code"]
