@@ -337,7 +337,7 @@ def block_deck(block, workshop):
         for k, slide in enumerate(_pack(heading, items, label)):
             cells.append(_md(slide, "slide" if k == 0 else "subslide"))
         if step.note:
-            cells.append(_notes(f"**{label}**: {workshop.render(step.note)}"))
+            cells.append(_notes(f"**{label or heading}**: {workshop.render(step.note)}"))
     if block.key_points:
         cells.append(_md("## Key points\n\n" + "\n".join(f"- {p}" for p in block.key_points)))
     checkpoint = script.get("checkpoint", "the room is ready for the next block")
