@@ -296,6 +296,11 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         made = dict(kv.split("=", 1) for kv in doctor_tally.make_args(reports).split())
         args.platforms, args.pythons = made["PLATFORMS"], made["PYTHONS"]
+        if not (args.platforms and args.pythons):  # empty would mean every platform and Python
+            print(f"usb: the doctor outputs in {args.doctor_dir} name no tested platform and Python: "
+                  "check them with make doctor-tally, or name them: make usb PLATFORMS=... PYTHONS=...",
+                  file=sys.stderr)
+            return 1
     if not args.no_docs:
         for folder in (args.handout, args.slides):
             if not (folder / "index.html").exists():

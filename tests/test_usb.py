@@ -114,9 +114,18 @@ def test_a_relative_out_builds_the_repository_without_solutions(tmp_path, monkey
         assert sorted(name.removeprefix("toolnode-lab/") for name in z.namelist()) == sorted(tracked)
     readme = (stick / "README.txt").read_text(encoding="utf-8")
     assert "wheelhouse/   not on this stick" in readme and "handout/" not in readme
-    # built again over itself, and over a failed build's leftovers
+    # built again over itself, or over a failed build's leftovers
     (stick / "README.txt").unlink()
-    assert usb.main(["--out", "sticks/one", "--no-wheels", "--no-docs"]) == 0
+    assert usb.prepare(Path("sticks/one")) == stick and not any(stick.iterdir())
+
+
+def test_doctor_outputs_that_name_no_platform_do_not_mean_every_platform(tmp_path, capsys):
+    (tmp_path / "doctors").mkdir()
+    (tmp_path / "doctors" / "ada.txt").write_text("I could not run it, sorry\n", encoding="utf-8")
+    assert usb.main(["--out", str(tmp_path / "stick"), "--doctor-dir", str(tmp_path / "doctors"),
+                     "--no-docs"]) == 1
+    assert "name no tested platform" in capsys.readouterr().err
+    assert not (tmp_path / "stick").exists()
 
 
 def test_it_never_empties_a_folder_it_did_not_make(tmp_path):
@@ -284,6 +293,12 @@ def test_reset_laptop_refuses_a_checkout_with_the_solutions_and_an_unzipped_copy
     assert done.returncode != 0 and "unzip repository/toolnode-lab.zip" in done.stdout + done.stderr
 
 
+def test_reset_laptop_works_offline_like_the_other_resets():
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    rule = re.search(r"^reset-laptop:([^#\n]*)", makefile, re.M)
+    assert rule and "setup" not in rule.group(1), "make reset-laptop must not install first"
+
+
 # -- the docs say what the code does ---------------------------------------------------------------------
 
 def test_the_docs_name_the_backups_folder_the_code_writes():
@@ -416,6 +431,12 @@ def test_a_laptop_with_no_network_installs_from_the_stick_and_the_doctor_says_re
     assert "(no 01_make_it_concurrent.ipynb here" not in shown and "gather" in shown
     refused = offline(MAKE, "reset-laptop", check=False)
     assert refused.returncode != 0 and "YES=1" in refused.stdout, "a copy with the solutions asks for YES=1"
+
+    # a second stick from the first one's wheelhouse (make usb WHEELS=...), re-checked with no network
+    again = offline(sys.executable, str(ROOT / "scripts" / "build_usb.py"), "--out", str(tmp_path / "stick2"),
+                    "--wheelhouse", str(stick / "wheelhouse"), "--no-docs", cwd=ROOT)
+    assert "installs from the folder with --no-index" in again.stdout
+    assert usb.bundled(tmp_path / "stick2" / "wheelhouse") == [(here.name, python)]
 
     # a laptop without make (the stick's Windows lines, here with the POSIX paths)
     started = time.monotonic()
