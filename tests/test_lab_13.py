@@ -10,6 +10,7 @@ import re
 import threading
 import time
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 
 import nbformat
 import pytest
@@ -153,10 +154,29 @@ def ends_unanswered(model, tools, budget, checkpointer):  # route to END once th
     return builder.compile(checkpointer=checkpointer)
 
 
+def thread_limit_twice(model, tools, budget, checkpointer):  # lets two questions through, not three
+    limit = ToolCallLimitMiddleware(run_limit=budget, thread_limit=2 * budget, exit_behavior="end")
+    return create_agent(model, tools, middleware=[limit], checkpointer=checkpointer)
+
+
+def built_once():  # the first agent kept and handed out again
+    kept = []
+
+    def build_agent(model, tools, budget, checkpointer):
+        if not kept:
+            limit = ToolCallLimitMiddleware(run_limit=budget, exit_behavior="end")
+            kept.append(create_agent(model, tools, middleware=[limit], checkpointer=checkpointer))
+        return kept[0]
+
+    return build_agent
+
+
 @pytest.mark.parametrize(
     ("build_agent", "phrases"),
     [
         (lambda model, tools, budget, checkpointer: create_agent(model, tools), ["the agent never stopped"]),
+        (thread_limit_twice, ["✘ a second question", "only 0 tool call(s) ran", "use `run_limit`"]),
+        (built_once(), ["built before", "build it inside `build_agent`, every time"]),
         (
             limited(run_limit="budget"),
             ["never stopped", "exit_behavior='continue'", "`exit_behavior='end'` ends"],
@@ -171,6 +191,8 @@ def ends_unanswered(model, tools, budget, checkpointer):  # route to END once th
     ],
     ids=[
         "no-budget",
+        "thread-limit-twice-the-budget",
+        "an-agent-built-once",
         "exit-continue",
         "exit-error",
         "thread-limit",
@@ -509,6 +531,41 @@ def str_subclass_urls(fetch):  # the right dicts, the URL a str subclass
     return crawl
 
 
+def typed_chunks(done, total):  # each page fetched and reported, `done` and `total` of other types
+    def make_crawl_tool(fetch):
+        @tool
+        def crawl(urls: list[str]) -> str:
+            """Crawl."""
+            try:
+                write = get_stream_writer()
+            except (KeyError, RuntimeError):
+                write = lambda chunk: None  # noqa: E731
+            for i, url in enumerate(urls, 1):
+                fetch(url)
+                write({"url": url, "done": done(i), "total": total(len(urls))})
+            return "done"
+
+        return crawl
+
+    return make_crawl_tool
+
+
+def in_parallel(fetch):  # a thread pool fetches every page, the events written in order as results come
+    @tool
+    def crawl(urls: list[str]) -> str:
+        """Crawl in parallel."""
+        try:
+            write = get_stream_writer()
+        except (KeyError, RuntimeError):
+            write = lambda chunk: None  # noqa: E731
+        with ThreadPoolExecutor(4) as pool:
+            for i, (url, _) in enumerate(zip(urls, pool.map(fetch, urls), strict=True), 1):
+                write({"url": url, "done": i, "total": len(urls)})
+        return "done"
+
+    return crawl
+
+
 def one_and_the_rest(graph, inputs):  # SystemExit raised while the check reads the chunks
     yield from graph.stream(inputs, stream_mode="custom")
     raise SystemExit(0)
@@ -580,7 +637,22 @@ Q2_WRONG = {
     ),
     "system-exit-while-read": (q2(progress_events=one_and_the_rest), ["✘ progress_events", "SystemExit"]),
     "returns-a-string": (q2(lambda fetch: "crawl"), ["did not return a tool"]),
+    "float-counts": (q2(typed_chunks(float, float)), ["holds a value of another type", "done a float"]),
+    "bool-total": (q2(typed_chunks(int, lambda n: True)), ["holds a value of another type", "total a bool"]),
+    "float-total": (q2(typed_chunks(int, float)), ["holds a value of another type", "total a float"]),
 }
+
+
+def test_lab13_q2_pages_fetched_at_once_are_refused_whatever_the_draw():
+    for seed in range(5):
+        message = _rejected_progress(in_parallel, seed)
+        assert "pages fetched at once, not in order" in message and "pool.map" in message, message
+
+
+def _rejected_progress(make_crawl_tool, seed):
+    with pytest.raises(CheckFailed) as info:
+        lab13.check_progress(make_crawl_tool, SOL["progress_events"], seed=seed)
+    return str(info.value)
 
 
 def test_lab13_q2_rejects_progress_that_is_missing_late_faked_or_breaks_outside():
@@ -1342,6 +1414,13 @@ HONEST = (
     "Sent? Unknown — the tool step crashed.",
     "The request was sent, no reply came back",
     "Interrupted: whether the card was charged is unknown.",
+    "Completed: unknown.",
+    "Sent: unclear, the step crashed",
+    "Error: the tool step crashed. Retry it to get it done.",
+    "Error: the tool step crashed. Run it again to make sure the user is notified.",
+    "Error: the step crashed. Ask the user to check their account to see it was processed.",
+    "Crashed mid-step: call it again to confirm the payment went through.",
+    "Interrupted. Verify the charge was processed before you tell the user it is done.",
 )
 CLAIMS = (
     "done",
@@ -1358,6 +1437,17 @@ CLAIMS = (
     "Finished. (marked as an error because of the crash)",
     "payment went through",
     "all good",
+    "Payment probably went through.",
+    "The user was likely notified",
+    "Error: the step crashed. Charged.",
+    "Success: it was charged",
+)
+SAYS_NO_DOUBT = (
+    "ok?",
+    "notify {'user': 'cy'}",
+    "charge {'amount': 92}",
+    "Payment probably went through.",
+    "?",
 )
 
 
@@ -1365,6 +1455,9 @@ def test_lab13_q3_an_honest_error_passes_and_a_claim_of_success_does_not():
     assert [text for text in HONEST if lab13._claims_success(text)] == []
     assert [text for text in CLAIMS if not lab13._claims_success(text)] == []
     assert lab13._claims_success([{"type": "text", "text": "Notification sent."}])
+    # an answer the repair writes must hold a word of failure or doubt (status='error' alone is not enough)
+    assert [text for text in HONEST if not lab13._DOUBTS.search(text)] == []
+    assert [text for text in SAYS_NO_DOUBT if lab13._DOUBTS.search(text)] == []
 
 
 def test_lab13_q3_error_answers_that_say_finished_or_sent_are_accepted():
@@ -1375,6 +1468,25 @@ def test_lab13_q3_error_answers_that_say_finished_or_sent_are_accepted():
 def test_lab13_q3_error_answers_that_claim_success_are_refused():
     answers = {text: Repairer(text) for text in CLAIMS[2:7]}
     assert_verdicts(judged(lab13.check_repair, answers), {text: ("success answer",) for text in answers})
+
+
+def test_lab13_q3_honest_error_texts_with_what_to_do_next_are_accepted():
+    answers = {text: Repairer(text) for text in HONEST[12:17]}
+    assert_verdicts(judged(lab13.check_repair, answers), {text: () for text in answers})
+
+
+def test_lab13_q3_hedged_or_silent_error_answers_are_refused():
+    hedged = {
+        text: Repairer(text) for text in ("Payment probably went through.", "The user was likely notified")
+    }
+    silent = {text: Repairer(text) for text in ("ok?", "notify or charge {'args': '...'}")}
+    assert_verdicts(
+        judged(lab13.check_repair, {**hedged, **silent}),
+        {
+            **{text: ("success answer",) for text in hedged},
+            **{text: ("does not say the call may have failed", "status='error' alone") for text in silent},
+        },
+    )
 
 
 def interrupts(*args):

@@ -37,6 +37,7 @@ import itertools
 import random
 import re
 import threading
+import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
@@ -83,6 +84,8 @@ UNIT_SHARE = 0.2
 """Each unit of work a check draws (a page to crawl, a call in the budget) adds this share of the
 base limit to the run's limit: a correct slow crawl of five pages gets as long per page as one of
 three."""
+FETCH_TIME = 0.01
+"""Seconds each of the check's fetches takes (fetches called at once overlap, every run)."""
 ARRIVAL = 2.0
 """q2: seconds the next page's fetch waits for the previous page's progress to reach the course's
 stream (a correct tool's chunk arrives in milliseconds; one written at the end never does)."""
@@ -243,7 +246,7 @@ def _draw_budget(rng: random.Random) -> _BudgetDraw:
     )
 
 
-def _agent(build_agent: Any, model: Any, tools: list, budget: int) -> tuple[Any, dict]:
+def _agent(build_agent: Any, model: Any, tools: list, budget: int, built: dict) -> tuple[Any, dict]:
     agent = run_learner(
         build_agent, model, tools, budget, InMemorySaver(), limit=_limit(), name="build_agent"
     )
@@ -254,6 +257,16 @@ def _agent(build_agent: Any, model: Any, tools: list, budget: int) -> tuple[Any,
             observed=_shown(agent),
             where=section(STREAMING, BUDGET),
         )
+    if any(agent is before for before in built.setdefault("agents", [])):
+        raise fail(
+            "build_agent returned an agent it had built before",
+            expected="a new agent for each call, made from the model, tools, budget and checkpointer given",
+            observed="the same agent object as an earlier call (with another model, tools and budget)",
+            why="an agent kept from an earlier call (a cache, a global) runs that call's model with that "
+            "call's budget: build it inside `build_agent`, every time",
+            where=section(STREAMING, BUDGET),
+        )
+    built["agents"].append(agent)
     return agent, {"configurable": {"thread_id": f"lab13-{uuid.uuid4().hex[:8]}"}}
 
 
@@ -407,14 +420,15 @@ def _q1_never_stops(build_agent: Any, d: _BudgetDraw) -> None:
     """A model that never stops, one call a turn: exactly the budget's calls run, then the run ends."""
     budget, name, ran = d.never_stops, d.names[0], Ran()
     model, _ = greedy_model(name, 1, budget, rng(d.seed))
-    agent, thread = _agent(build_agent, model, [search_tool(name, ran)], budget)
+    agent, thread = _agent(build_agent, model, [search_tool(name, ran)], budget, d.built)
     d.built.update(agent=agent, thread=thread, ran=ran)
     _question(agent, thread, ran, budget=budget, low=budget, high=budget, label="first question")
     d.built["first"] = True
 
 
 def _q1_second_question(build_agent: Any, d: _BudgetDraw) -> None:
-    """The same thread, a second question: a budget of its own, and the first question in its history."""
+    """The same thread, a second and a third question: a budget of its own each, and the first question in
+    the history."""
     if "agent" not in d.built:
         raise CheckFailed("not tried: the case above built no agent")
     budget = d.never_stops
@@ -438,13 +452,24 @@ def _q1_second_question(build_agent: Any, d: _BudgetDraw) -> None:
             "first question too)",
             where=section(STREAMING, BUDGET),
         )
+    # a third question on the thread: a thread-wide limit of twice the budget lets two questions
+    # through, never three
+    _question(
+        d.built["agent"],
+        d.built["thread"],
+        d.built["ran"],
+        budget=budget,
+        low=budget,
+        high=budget,
+        label="third question, same thread",
+    )
 
 
 def _q1_budget_one(build_agent: Any, d: _BudgetDraw) -> None:
     """A budget of 1: one call runs."""
     name, ran = d.names[1], Ran()
     model, _ = greedy_model(name, 1, 1, rng(d.seed + 1))
-    agent, thread = _agent(build_agent, model, [search_tool(name, ran)], 1)
+    agent, thread = _agent(build_agent, model, [search_tool(name, ran)], 1, d.built)
     _question(agent, thread, ran, budget=1, low=1, high=1, label="budget 1")
 
 
@@ -452,7 +477,7 @@ def _q1_two_calls_a_turn(build_agent: Any, d: _BudgetDraw) -> None:
     """Two calls a turn and an odd budget: the last turn's second call is over budget and must not run."""
     budget, name, ran = d.batch, d.names[2], Ran()
     model, _ = greedy_model(name, 2, budget, rng(d.seed + 2))
-    agent, thread = _agent(build_agent, model, [search_tool(name, ran)], budget)
+    agent, thread = _agent(build_agent, model, [search_tool(name, ran)], budget, d.built)
     _question(agent, thread, ran, budget=budget, low=budget - 1, high=budget, label="two calls a turn")
 
 
@@ -460,7 +485,7 @@ def _q1_answers_by_itself(build_agent: Any, d: _BudgetDraw) -> None:
     """A model that answers after `stop_after` calls, within a budget of 6: its answer ends the run."""
     budget, name, ran = 6, d.names[3], Ran()
     model, answer = greedy_model(name, 1, budget, rng(d.seed + 3), stop_after=d.stop_after)
-    agent, thread = _agent(build_agent, model, [search_tool(name, ran)], budget)
+    agent, thread = _agent(build_agent, model, [search_tool(name, ran)], budget, d.built)
     _question(
         agent,
         thread,
@@ -577,6 +602,8 @@ class _Crawl:
         self.ended: dict[str, int] = {}  # url → when its fetch returned
         self.chunks: list[tuple[Any, int, frozenset[str]]] = []  # (plain chunk or _NotPlain, when, ended)
         self.late: tuple[int, str] | None = None  # (page number, url) whose fetch began too early
+        self.flying: list[str] = []  # the fetches called and not returned yet
+        self.overlap: tuple[str, str] | None = None  # (url, a url whose fetch was still running)
 
     def fetch(self) -> Any:
         """The `fetch(url)` handed to the learner's `make_crawl_tool`: nothing in it to read or change."""
@@ -586,13 +613,28 @@ class _Crawl:
             """Fetch one page (the course's stand-in for an HTTP GET)."""
             if type(url) is not str:
                 raise TypeError(f"fetch(url) takes a URL string, not a {type(url).__name__}")
-            crawl._start(url)
-            if url == crawl.broken:
-                raise ConnectionError(f"{url} did not answer")
-            crawl._end(url)
+            crawl._enter(url)
+            try:
+                crawl._start(url)
+                time.sleep(FETCH_TIME)  # a fetch takes a moment: fetches called at once overlap
+                if url == crawl.broken:
+                    raise ConnectionError(f"{url} did not answer")
+                crawl._end(url)
+            finally:
+                crawl._leave(url)
             return f"<html>{url}</html>"
 
         return fetch
+
+    def _enter(self, url: str) -> None:
+        with self._cond:
+            if self.flying and self.overlap is None:
+                self.overlap = (url, self.flying[0])
+            self.flying.append(url)
+
+    def _leave(self, url: str) -> None:
+        with self._cond:
+            self.flying.remove(url)
 
     def _start(self, url: str) -> None:
         with self._cond:
@@ -727,6 +769,10 @@ def _events_problem(got: list, want: list[dict], fetched: list[str]) -> tuple[st
     return shown, "`done` counts pages from 1; `total` is the number of URLs"
 
 
+_CHUNK_TYPES = (("url", str), ("done", int), ("total", int))
+"""Each progress chunk's keys and their exact types (an int is not a float, nor a bool)."""
+
+
 def _q2_chunks_are_plain(crawl: _Crawl) -> None:
     odd = [value for value in crawl.events() if isinstance(value, _NotPlain)]
     if odd:
@@ -738,6 +784,38 @@ def _q2_chunks_are_plain(crawl: _Crawl) -> None:
             "your own",
             where=section(STREAMING, PROGRESS),
         )
+    keys = {key for key, _ in _CHUNK_TYPES}
+    for value in crawl.events():
+        if type(value) is not dict or set(value) != keys:
+            continue  # not the chunk's shape at all: the events' own case says what it should be
+        wrong = [
+            (key, type(value[key]).__name__) for key, kind in _CHUNK_TYPES if type(value[key]) is not kind
+        ]
+        if wrong:
+            raise fail(
+                "a progress chunk holds a value of another type",
+                expected="{'url': <str>, 'done': <int>, 'total': <int>}, "
+                "e.g. {'url': url, 'done': 1, 'total': 3}",
+                observed=f"{_shown(value, 120)}: " + ", ".join(f"{k} a {name}" for k, name in wrong),
+                why="`done` and `total` count pages: ints (`enumerate(urls, 1)` and `len(urls)`), not "
+                "floats or bools; `url` is the URL string fetched",
+                where=section(STREAMING, PROGRESS),
+            )
+
+
+def _q2_one_page_at_a_time(crawl: _Crawl) -> None:
+    if crawl.overlap is None:
+        return
+    url, other = crawl.overlap
+    raise fail(
+        "pages fetched at once, not in order",
+        expected="one `fetch` at a time, each page's event written before the next page's fetch",
+        observed=f"`fetch({url!r})` was called while `fetch({other!r})` was still running",
+        why="fetched in parallel (a thread pool, `pool.map`), the pages finish in any order and the events "
+        "come in bursts after them: `done` then says nothing about what is fetched. Loop over the URLs: "
+        "`fetch(url)`, then `write({...})`",
+        where=section(STREAMING, PROGRESS),
+    )
 
 
 def _q2_one_event_per_page(crawl: _Crawl, want: list[dict], summary: str, failing: bool = False) -> None:
@@ -820,6 +898,7 @@ def _q2_in_a_graph(answer: tuple, d: _CrawlDraw) -> None:
     and the next, all before the tools step's update."""
     crawl = _Crawl(list(d.pages), None, True, d.patience)
     order, messages = _streamed(answer[0], crawl)
+    _q2_one_page_at_a_time(crawl)
     _q2_chunks_are_plain(crawl)
     _q2_one_event_per_page(crawl, _want(list(d.pages)), "the custom stream is not one event per page")
     _q2_each_event_after_its_page(crawl)
@@ -843,6 +922,7 @@ def _q2_a_page_fails(answer: tuple, d: _CrawlDraw) -> None:
     crawl = _Crawl(urls, urls[broken], True, d.patience)
     _, messages = _streamed(answer[0], crawl)
     summary = f"page {broken + 1} of 4 fails: the {broken} page(s) before it were not reported as they ran"
+    _q2_one_page_at_a_time(crawl)
     _q2_chunks_are_plain(crawl)
     _q2_one_event_per_page(crawl, _want(urls, upto=broken), summary, failing=True)
     _q2_each_event_after_its_page(crawl)
@@ -1061,16 +1141,23 @@ _SUCCESS = re.compile(
     re.I,
 )
 """Words that say a call did its work."""
-_UNSURE = re.compile(
+_DOUBT = (
     r"\b(?:not|no|never|nothing|none|neither|nor|without|unable|cannot|yet|before|may|might|maybe|perhaps|"
-    r"possibly|probably|whether|if|unknown|unclear|uncertain|unconfirmed|unverified|unsure|"
+    r"possibly|whether|if|unknown|unclear|uncertain|unconfirmed|unverified|unsure|"
     r"fail\w*|\w*errors?|exceptions?|crash\w*|rais(?:e|ed|es|ing)|down|time[sd]?\s*out|timeout|interrupt\w*|"
     r"abort\w*|cancel\w*|refus\w*|reject\w*|died|dead|lost|stopp?ed|broke\w*|unavailable|unreachable|"
-    r"missing|incomplete|unfinished|partial\w*)\b|n[’']t\b|\?",
-    re.I,
+    r"missing|incomplete|unfinished|partial\w*|retr(?:y|ied|ies|ying)|again|re-?run|check\w*|verify|"
+    r"make\s+sure|ensure|to\s+(?:get|see|make|confirm|verify|find\s+out|learn|know|be\s+sure))\b|n[’']t\b"
 )
+_UNSURE = re.compile(_DOUBT + r"|\?", re.I)
 """Words that put a statement's outcome in doubt or say what failed ('not sent', 'crashed before it
-finished', 'unknown whether', 'ConnectionError')."""
+finished', 'unknown whether', 'ConnectionError'), or say what to do to find out or finish ('retry it
+to get it done', 'check the account to see it was processed', 'make sure the user is notified').
+'probably' and 'likely' are not among them: 'payment probably went through' claims it did."""
+_DOUBTS = re.compile(_DOUBT, re.I)
+_COLON_DOUBT = re.compile(r":(?=\s*(?:" + _DOUBT + r"))", re.I)
+"""A colon before a word of doubt joins the two ('Completed: unknown' is one statement)."""
+"""The same words without a bare '?': an answer written for a call nobody answered holds one."""
 
 
 def _says_something(content: Any) -> bool:
@@ -1084,6 +1171,7 @@ def _claims_success(content: Any) -> bool:
     crashed before notify finished' and 'ConnectionError raised; nothing was sent' are honest, 'Error:
     done' and 'Finished. (marked as an error because of the crash)' are not."""
     text = _WHEN.sub(" ", _REASSURANCE.sub(" ok ", _text(content)))
+    text = _COLON_DOUBT.sub(" ", text)  # 'Completed: unknown': what follows the colon doubts what precedes
     return any(_SUCCESS.search(part) and not _UNSURE.search(part) for part in _CLAUSES.split(text))
 
 
@@ -1559,6 +1647,17 @@ def _q3_new_answers_honest(t: _Thread) -> None:
             where=section(RECOVERY, REPAIR),
         )
     invented = [m for m in written if m.status != "error" or _claims_success(m.content)]
+    silent = [m for m in written if not _DOUBTS.search(_text(m.content))]
+    if silent and not invented:
+        raise fail(
+            "an answer written by the repair does not say the call may have failed",
+            expected="an error ToolMessage whose text says what failed or that the call may not have run",
+            observed=f"{[(_text(m.content), m.status) for m in silent]}"[:200],
+            why="status='error' alone is a flag the model may not weigh: its text must say the outcome is "
+            "unknown (e.g. 'not completed: the tool step crashed; it may have run'); an echo of the call or "
+            "'ok?' tells it nothing",
+            where=section(RECOVERY, REPAIR),
+        )
     if invented:
         raise fail(
             "a call nobody answered was given a success answer",
