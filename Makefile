@@ -125,11 +125,17 @@ handout-deps: setup
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	  else echo "The handout needs:$$missing (Debian/Ubuntu: sudo apt-get install$$missing)"; exit 1; fi; fi
 
-# Timed on a 2-core machine shared with other jobs: the first build about 10 minutes (Playwright and
-# mermaid fetched, then Chromium prints the A4 and Letter PDFs of some 400 pages each), later builds
-# about 5 (the PDFs). Installing Chromium, poppler, the CJK fonts and npm (handout-deps) comes on top.
-handout: handout-deps ## build the offline handout: build/handout/ site and PDFs (first build ~10 min, then ~5)
+# Timed on this 2-core machine while other jobs ran (load 10-18), 2026-12-05: the first build 13
+# minutes. Fetching Playwright (PyPI) and mermaid (npm) took seconds of it (Chromium, poppler and the
+# CJK fonts were installed already: apt-get adds its own minutes, and needs a network); nearly all
+# of it is Chromium printing the full handout on A4 and Letter (some 400 pages each), so a later
+# build takes about as long. handout-day leaves those two out: 4-6 minutes under the same load.
+handout: handout-deps ## build the offline handout: build/handout/ site and every PDF (10-15 min, first or later)
 	$(PY) scripts/build_handout.py
+
+.PHONY: handout-day
+handout-day: handout-deps ## the site and the day's PDFs only: its sections and lab, cheat sheets, run sheet, feedback (~5 min)
+	$(PY) scripts/build_handout.py --only day --only sheets --only kit
 
 handout-test: handout-deps ## build the handout and check it in headless Chromium with the network blocked
 	TOOLNODE_LAB_HANDOUT_TEST=1 $(PY) -m pytest tests/handout -q

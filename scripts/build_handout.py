@@ -1,7 +1,9 @@
 """Build the handout: a static site of every lesson, lab, cheat sheet and guide, and one PDF.
 
-    make handout            # build/handout/index.html and build/handout/toolnode-lab.pdf
+    make handout            # build/handout/index.html and every PDF below
+    make handout-day        # the site and the workshop day's PDFs only (minutes faster)
     .venv/bin/python scripts/build_handout.py --no-pdf
+    .venv/bin/python scripts/build_handout.py --only day --only kit
 
 The site is nbconvert's JupyterLab rendering of the committed, executed notebooks (outputs, plots,
 errors as a learner saw them) plus the Markdown documents, laid out like the repository, so every
@@ -14,9 +16,16 @@ The printed handout (`toolnode-lab-a4.pdf`, `toolnode-lab-letter.pdf`) is a cove
 with page numbers, every lesson from a new page, then the labs' guide, the cheat sheets and the
 attendees' pre-flight note; code and output lines wrap at the margin, and the outputs of cells
 tagged `answer` stay folded. Maintainer pages (the compatibility matrix, the benchmark tables, the
-instructor's kit) are in the site only. Each cheat sheet also prints on exactly one page
-(`cheatsheet-en.pdf`, `cheatsheet-zh.pdf`, `cheatsheet-agent-en.pdf`, `cheatsheet-agent-zh.pdf`),
-without the test ids the site shows. Printing is done by
+instructor's kit) are in the site only.
+
+The workshop day's handout (`workshop-day-a4.pdf`, `workshop-day-letter.pdf`) is a cover with the
+day's agenda, a contents page, the sections of each lesson the day's blocks run (courseware.workshop's
+agenda: the lesson's title, Setup and those sections) and the day's lab, whole.
+
+Each cheat sheet prints on its own (`cheatsheet-<en|zh|agent-en|agent-zh>-<a4|letter>.pdf`), without
+the test ids the site shows: on one page when it fits with no text under 7 pt, else on two (the print
+never shrinks below that). The run sheet (landscape) and the feedback form (portrait) print on one
+page each (`run-sheet-a4.pdf`, `feedback-letter.pdf`, ...). Printing is done by
 headless Chromium through Playwright once the graphs are drawn. It needs Chromium
 (`/usr/bin/chromium`, or CHROMIUM=path), poppler (`pdfinfo`, `pdftotext`) and, for the Chinese
 cheat sheet, a CJK font (Debian: `apt-get install chromium poppler-utils fonts-noto-cjk`).
@@ -27,6 +36,7 @@ from __future__ import annotations
 import argparse
 import functools
 import html
+import math
 import os
 import re
 import shutil
@@ -44,6 +54,17 @@ MERMAID_VERSION = "11.12.0"
 PDF_NAME = "toolnode-lab-a4.pdf"
 PAPERS = {"a4": ("A4", "toolnode-lab-a4.pdf"), "letter": ("Letter", "toolnode-lab-letter.pdf")}
 """Printed formats: Playwright's paper name and the file written for each."""
+DAY_PAPERS = {"a4": ("A4", "workshop-day-a4.pdf"), "letter": ("Letter", "workshop-day-letter.pdf")}
+"""The workshop day's handout: the sections the day's blocks cover and the day's lab, per paper."""
+PARTS = ("handout", "day", "sheets", "kit")
+"""What `--only` can build: the full handout's PDFs, the day's, the cheat sheets, the run sheet and
+feedback form (the site is always built)."""
+LEGIBLE_PT = 7.0
+"""No printed sheet has text smaller than this (points, on paper: CSS size × print scale)."""
+KIT_SHEETS = {"run-sheet": ("docs/workshop/run-sheet.md", True),
+              "feedback": ("docs/workshop/feedback.md", False)}
+"""The instructor's one-page sheets, each printed as `<key>-a4.pdf` and `<key>-letter.pdf`; True:
+landscape."""
 PRINTED_DOCS = ("labs/README.md", "docs/cheatsheet.en.md", "docs/cheatsheet.zh.md",
                 "docs/cheatsheet-agent.en.md", "docs/cheatsheet-agent.zh.md", "docs/workshop/preflight.md")
 """The documents printed after the lessons; every other document (the compatibility matrix, the
@@ -152,13 +173,17 @@ def _root_prefix(target: Path) -> str:
     return "../" * depth
 
 
-def notebook_page(path: Path, links: list[tuple[str, str]]) -> str:
+def notebook_page(path: Path, links: list[tuple[str, str]], notebook=None) -> str:
+    """A notebook's page; `notebook` (an nbformat node) replaces the file's cells (the day's print)."""
     from nbconvert import HTMLExporter
 
     exporter = HTMLExporter(template_name="handout", extra_template_basedirs=[str(HERE / "templates")])
     resources = {"handout_root": _root_prefix(target_of(path)), "handout_links": links,
                  "metadata": {"name": path.stem}}
-    body, _ = exporter.from_filename(str(path), resources=resources)
+    if notebook is None:
+        body, _ = exporter.from_filename(str(path), resources=resources)
+    else:
+        body, _ = exporter.from_notebook_node(notebook, resources=resources)
     return body
 
 
@@ -259,12 +284,18 @@ def cover_counts() -> str:
             f"the drill bank), {labs} self-checking labs")
 
 
-def cover_and_contents(entries: list[tuple[str, str, int | None]]) -> str:
-    """The printed handout's first two pages: a cover, then the contents (title → page)."""
+def contents(entries: list[tuple[str, str, int | None]]) -> str:
+    """The contents page (title → page)."""
     rows = "\n".join(
         f'<li><a href="#{anchor}"><span class="toc-title">{html.escape(_plain(title))}</span>'
         f'<span class="toc-page">{page or ""}</span></a></li>'
         for title, anchor, page in entries)
+    return (f'<section class="handout-contents" id="contents">\n<h1>Contents</h1>\n<ol class="toc">\n'
+            f'{rows}\n</ol>\n</section>')
+
+
+def cover_and_contents(entries: list[tuple[str, str, int | None]]) -> str:
+    """The printed handout's first two pages: a cover, then the contents (title → page)."""
     return (
         '<section class="handout-cover">\n<h1 class="cover-title">toolnode-lab</h1>\n'
         '<p class="cover-subtitle">How LangGraph executes tools: a hands-on course</p>\n'
@@ -274,13 +305,32 @@ def cover_and_contents(entries: list[tuple[str, str, int | None]]) -> str:
         f'<p class="cover-pins">{html.escape(_version_line())}</p>\n'
         '<p class="cover-how">Run it: <code>make lab</code> in the repository · answers of the '
         'drills are folded: open them on your laptop after you have predicted.</p>\n</section>\n'
-        f'<section class="handout-contents" id="contents">\n<h1>Contents</h1>\n<ol class="toc">\n'
-        f'{rows}\n</ol>\n</section>')
+        + contents(entries))
+
+
+def day_cover_and_contents(entries: list[tuple[str, str, int | None]]) -> str:
+    """The day's handout's first two pages: a cover with the day's agenda, then the contents."""
+    from courseware import workshop
+
+    rows = "\n".join(
+        f"<tr><td>{workshop.clock(b.start)}</td><td>{html.escape(_plain(b.title))}</td>"
+        f"<td>{b.minutes or ''}</td></tr>" for b in workshop.agenda())
+    return (
+        '<section class="handout-cover handout-day-cover">\n<h1 class="cover-title">toolnode-lab</h1>\n'
+        '<p class="cover-subtitle">The workshop day: the sections we run together, and the lab</p>\n'
+        f'<table class="day-agenda"><thead><tr><th>clock</th><th>block</th><th>min</th></tr></thead>'
+        f'<tbody>\n{rows}\n<tr><td>{workshop.clock(workshop.total())}</td><td>end</td><td></td></tr>'
+        '</tbody></table>\n'
+        '<p class="cover-how">Run it: <code>make lab</code> in the repository. Every lesson in full, '
+        'with its deep dives, is in the full handout and the site.</p>\n</section>\n'
+        + contents(entries))
 
 
 def print_page(pages: dict[Path, str], order: list[Path], titles: list[str],
-               page_numbers: list[int | None] | None = None) -> str:
-    """Cover, contents, then all of `order` in one document, one section each (each starts a page)."""
+               page_numbers: list[int | None] | None = None, front=cover_and_contents,
+               title: str = "toolnode-lab handout") -> str:
+    """Cover, contents (`front`), then all of `order` in one document, one section each (each
+    starts a page)."""
     first = pages[order[0]]
     head = re.search(r"<head>(.*?)</head>", first, flags=re.S).group(1)
     head = head.replace('href="../', 'href="').replace('src="../', 'src="')
@@ -298,8 +348,8 @@ def print_page(pages: dict[Path, str], order: list[Path], titles: list[str],
         lang = ' lang="zh-CN"' if ".zh" in target.name else ""
         sections.append(f'<section class="handout-section {kind}" id="{anchor}"{lang}>\n{body}\n</section>')
     numbers = page_numbers or [None] * len(order)
-    front = cover_and_contents(list(zip(titles, anchors, numbers, strict=True)))
-    head = re.sub(r"<title>.*?</title>", "<title>toolnode-lab handout</title>", head, flags=re.S)
+    front = front(list(zip(titles, anchors, numbers, strict=True)))
+    head = re.sub(r"<title>.*?</title>", f"<title>{html.escape(title)}</title>", head, flags=re.S)
     return (f'<!DOCTYPE html>\n<html lang="en">\n<head>{head}</head>\n'
             f'<body class="jp-Notebook handout-print" data-jp-theme-light="true">\n<main>\n{front}\n'
             + "\n".join(sections) + "\n</main>\n</body>\n</html>\n")
@@ -332,12 +382,15 @@ def index_page(kinds: dict[str, list[Path]]) -> str:
         lines += ["**Guides and cheat sheets**", ""]
         lines += [f"- [{_plain(title_of(p))}]({p.relative_to(ROOT).as_posix()})" for p in learner_docs]
         lines += [""]
-    cheats = " · ".join(f"[{SHEET_LABELS[key]}](cheatsheet-{key}.pdf)" for key, rel in CHEATSHEETS.items()
-                        if (ROOT / rel).exists())
+    cheats = " · ".join(f"{SHEET_LABELS[key]} [A4](cheatsheet-{key}-a4.pdf), "
+                        f"[Letter](cheatsheet-{key}-letter.pdf)"
+                        for key, rel in CHEATSHEETS.items() if (ROOT / rel).exists())
     lines += ["**To print**", "",
               f"- the handout: [A4]({PAPERS['a4'][1]}) · [US Letter]({PAPERS['letter'][1]}) "
               "(cover, contents, every lesson, the labs' guide, the cheat sheets, the pre-flight note)",
-              f"- the cheat sheets, one page each: {cheats}", ""]
+              f"- the workshop day: [A4]({DAY_PAPERS['a4'][1]}) · [US Letter]({DAY_PAPERS['letter'][1]}) "
+              "(the day's agenda, the lesson sections it runs, its lab)",
+              f"- the cheat sheets, one or two pages each: {cheats}", ""]
     with tempfile.NamedTemporaryFile("w", suffix=".md", dir=ROOT, delete=False, encoding="utf-8") as tmp:
         tmp.write("\n".join(lines))
     try:
@@ -365,6 +418,7 @@ def _playwright():
 
 def _open_offline(browser, html_file: Path):
     page = browser.new_page()
+    page.set_default_timeout(600_000)  # the full handout is some 30 MB: minutes on a busy machine
     page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:")
                else route.abort())
     page.goto(html_file.as_uri())
@@ -418,7 +472,7 @@ _SET_PAGES = """(numbers) => document.querySelectorAll('.handout-contents .toc-p
     .forEach((el, i) => { el.textContent = numbers[i] == null ? '' : String(numbers[i]); })"""
 
 
-def print_pdfs(print_html: Path, out: Path, titles: list[str]) -> dict[str, dict]:
+def print_pdfs(print_html: Path, out: Path, titles: list[str], papers: dict = PAPERS) -> dict[str, dict]:
     """Print the handout once per paper, in two passes: print, read the page each section starts
     on, write those numbers into the contents page, print again. The page is loaded (and its
     graphs drawn) once; the contents' numbers take no more room than its blanks, so nothing moves."""
@@ -426,7 +480,7 @@ def print_pdfs(print_html: Path, out: Path, titles: list[str]) -> dict[str, dict
     with _playwright()() as p:
         browser = _browser(p)
         page = _open_offline(browser, print_html)
-        for key, (paper, name) in PAPERS.items():
+        for key, (paper, name) in papers.items():
             page.evaluate(_SET_PAGES, [None] * len(titles))
             _pdf(page, out / name, paper)
             numbers = start_pages(out / name, titles)
@@ -437,23 +491,57 @@ def print_pdfs(print_html: Path, out: Path, titles: list[str]) -> dict[str, dict
     return result
 
 
-def print_one_page(html_file: Path, pdf: Path, paper: str = "A4") -> float:
-    """Print a page on exactly one sheet: shrink (Chromium's print scale) until it fits.
+SMALLEST_TEXT = """() => {
+  // the smallest font size (CSS px) of any text shown on the page
+  let least = Infinity;
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const el = node.parentElement;
+    if (!node.textContent.trim() || !el || !el.getClientRects().length) continue;
+    least = Math.min(least, parseFloat(getComputedStyle(el).fontSize));
+  }
+  return least;
+}"""
 
-    Returns the scale used; a HandoutError if even half size does not fit one page."""
+
+SHEET_MARGIN = {"top": "7mm", "bottom": "7mm", "left": "8mm", "right": "8mm"}
+LARGEST_SCALE = 1.3
+"""A sheet with room to spare prints larger, up to this print scale."""
+
+
+def print_fitted(html_file: Path, pdf: Path, paper: str = "A4", landscape: bool = False,
+                 max_pages: int = 1) -> dict:
+    """Print a sheet on as few pages as it takes at a legible size (no text under LEGIBLE_PT), as
+    large as those pages allow (print scale up to LARGEST_SCALE).
+
+    Returns {"pages", "scale", "smallest_pt"}. A sheet that takes more than `max_pages` pages at the
+    smallest legible size is printed so, on the pages it takes (`build` names it: fewer words are
+    the fix); it is never shrunk below LEGIBLE_PT."""
     with _playwright()() as p:
         browser = _browser(p)
         page = _open_offline(browser, html_file)
-        scale = 1.0
-        while scale >= 0.5:
-            page.pdf(path=str(pdf), format=paper, print_background=True, scale=scale,
-                     margin={"top": "8mm", "bottom": "8mm", "left": "9mm", "right": "9mm"})
-            if pdf_pages(pdf) == 1:
-                browser.close()
-                return scale
-            scale = round(scale - 0.04, 2)
+        page.emulate_media(media="print")
+        smallest = page.evaluate(SMALLEST_TEXT)
+
+        def at(scale: float) -> int:
+            page.pdf(path=str(pdf), format=paper, landscape=landscape, print_background=True,
+                     scale=scale, margin=SHEET_MARGIN)
+            return pdf_pages(pdf)
+
+        floor = math.ceil(LEGIBLE_PT / (smallest * 0.75) * 100) / 100  # CSS px are 0.75 pt at scale 1
+        fewest = at(floor)
+        scale = floor
+        if fewest <= max_pages:  # the largest scale that keeps that page count
+            for candidate in (round(LARGEST_SCALE - 0.04 * i, 2) for i in range(100)):
+                if candidate <= floor:
+                    break
+                if at(candidate) <= fewest:
+                    scale = candidate
+                    break
+            if scale == floor:
+                at(floor)
         browser.close()
-    raise HandoutError(f"{html_file.name} does not fit one page even at half size: shorten it.")
+    return {"pages": pdf_pages(pdf), "scale": scale, "smallest_pt": round(smallest * 0.75 * scale, 2)}
 
 
 def cheatsheet_pages(out: Path, built: set[Path]) -> dict[str, Path]:
@@ -472,7 +560,63 @@ def cheatsheet_pages(out: Path, built: set[Path]) -> dict[str, Path]:
     return made
 
 
-def build(out: Path = OUT, pdf: bool = True, solutions: bool = True) -> dict[str, object]:
+def kit_pages(out: Path, built: set[Path]) -> dict[str, Path]:
+    """The run sheet and feedback form as print pages (`docs/workshop/run-sheet.print.html`)."""
+    made = {}
+    for key, (rel, landscape) in KIT_SHEETS.items():
+        src = ROOT / rel
+        if not src.exists():
+            continue
+        kind = "handout-kit landscape" if landscape else "handout-kit"
+        page = rewrite_links(markdown_page(src, [], body_class=kind), src, built)
+        target = out / target_of(src).with_suffix(".print.html")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(page, encoding="utf-8")
+        made[key] = target
+    return made
+
+
+def day_parts(root: Path = ROOT) -> list[tuple[Path, list[int] | None]]:
+    """The workshop day's notebooks, in the agenda's order (courseware.workshop): each lesson with
+    the cells its blocks cover (the title cell, Setup and the blocks' sections), each lab whole."""
+    from courseware import workshop
+
+    parts: dict[str, set[int] | None] = {}
+    for block in workshop.agenda():
+        if block.part is None:
+            continue
+        notebook = block.part.notebook
+        if block.kind == "lab" or notebook.startswith("labs/"):
+            parts[notebook] = None
+            continue
+        cells = workshop.cells_of(notebook)
+        title = workshop.sections(cells)[0][1]  # the cells above the first `## ` section
+        chosen = parts.setdefault(notebook, set())
+        if chosen is not None:
+            chosen.update(title, workshop.selected(block.part)[1])
+    return [(root / nb, sorted(ix) if ix is not None else None) for nb, ix in parts.items()]
+
+
+def day_notebook(path: Path, indices: list[int] | None):
+    """A lesson cut to the day's cells (a lab stays whole), with a line naming what is left out."""
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    if indices is None:
+        return nb
+    from courseware import workshop
+
+    kept = [nb.cells[i] for i in indices]
+    heads = [h for h, ix in workshop.sections(workshop.cells_of(path)) if h and set(ix) <= set(indices)]
+    note = nbformat.v4.new_markdown_cell(
+        "*The workshop's sections of this lesson: " + "; ".join(heads) + ". The whole lesson is in "
+        "the full handout and the site.*")
+    nb.cells = kept[:1] + [note] + kept[1:]
+    return nb
+
+
+def build(out: Path = OUT, pdf: bool = True, solutions: bool = True,
+          only: tuple[str, ...] = PARTS) -> dict[str, object]:
     kinds = sources()
     if not solutions:  # the workshop's copy: solutions are revealed by the instructor
         kinds["solutions"] = []
@@ -487,7 +631,9 @@ def build(out: Path = OUT, pdf: bool = True, solutions: bool = True) -> dict[str
             (out / asset.relative_to(ROOT)).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(asset, out / asset.relative_to(ROOT))
     all_sources = [p for paths in kinds.values() for p in paths]
-    pdfs = {name for _, name in PAPERS.values()} | {f"cheatsheet-{lang}.pdf" for lang in CHEATSHEETS}
+    pdfs = ({name for _, name in [*PAPERS.values(), *DAY_PAPERS.values()]}
+            | {f"{stem}-{paper}.pdf" for stem in [*(f"cheatsheet-{k}" for k in CHEATSHEETS), *KIT_SHEETS]
+               for paper in PAPERS})
     built = {target_of(p) for p in all_sources} | {Path("index.html")} | {Path(n) for n in pdfs}
     pages: dict[Path, str] = {}
     lessons = kinds["lessons"]
@@ -518,15 +664,40 @@ def build(out: Path = OUT, pdf: bool = True, solutions: bool = True) -> dict[str
             text = strip_test_ids(src.read_text(encoding="utf-8"))
             printed_pages[target_of(src)] = rewrite_links(markdown_page(src, [], text=text), src, built)
     print_html.write_text(print_page(printed_pages, order, titles), encoding="utf-8")
+    day = day_parts()
+    day_pages = {target_of(path): rewrite_links(notebook_page(path, [], day_notebook(path, ix)), path, built)
+                 for path, ix in day}
+    day_order = [target_of(path) for path, _ in day]
+    day_titles = [title_of(path) for path, _ in day]
+    (out / "print-day.html").write_text(
+        print_page(day_pages, day_order, day_titles, front=day_cover_and_contents,
+                   title="toolnode-lab: the workshop day"), encoding="utf-8")
     sheets = cheatsheet_pages(out, built)
+    kit = kit_pages(out, built)
     result: dict[str, object] = {"pages": len(pages), "sections": [t.stem for t in order], "out": out,
-                                 "titles": titles, "pdf": {}, "sheets": {}}
-    if pdf:
+                                 "titles": titles, "pdf": {}, "sheets": {}, "day_titles": day_titles,
+                                 "day_sections": [t.stem for t in day_order], "day": {}, "kit": {}}
+    if not pdf:
+        return result
+    if "handout" in only:
         result["pdf"] = print_pdfs(print_html, out, titles)
-        for lang, html_file in sheets.items():
-            name = f"cheatsheet-{lang}.pdf"
-            scale = print_one_page(html_file, out / name)
-            result["sheets"][lang] = {"file": name, "pages": pdf_pages(out / name), "scale": scale}
+    if "day" in only:
+        result["day"] = print_pdfs(out / "print-day.html", out, day_titles, DAY_PAPERS)
+    for part, pages_of, max_pages in (("sheets", sheets, 2), ("kit", kit, 1)):
+        if part not in only:
+            continue
+        for key, html_file in pages_of.items():
+            source, landscape = KIT_SHEETS[key] if part == "kit" else (CHEATSHEETS[key], False)
+            stem = f"cheatsheet-{key}" if part == "sheets" else key
+            for paper_key, (paper, _) in PAPERS.items():
+                name = f"{stem}-{paper_key}.pdf"
+                fitted = print_fitted(html_file, out / name, paper, landscape, max_pages)
+                if fitted["pages"] > max_pages:
+                    print(f"handout: {name} takes {fitted['pages']} pages at {LEGIBLE_PT:g} pt, more than "
+                          f"{max_pages}: shorten {source} (fewer words)",
+                          file=sys.stderr)
+                result[part][f"{key}-{paper_key}"] = {"file": name, "paper": paper_key, "html": html_file,
+                                                      **fitted}
     return result
 
 
@@ -538,14 +709,20 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--no-pdf", action="store_true", help="build the site only")
     parser.add_argument("--without-solutions", action="store_true",
                         help="leave the lab solutions out (the workshop's USB copy)")
+    parser.add_argument("--only", action="append", choices=PARTS,
+                        help="print only these PDFs (repeatable): handout (the full one, the slow part), "
+                             "day (the workshop day's sections and lab), sheets (the cheat sheets), "
+                             "kit (the run sheet and feedback form); the site is always built")
     args = parser.parse_args(argv)
     try:
-        result = build(args.out, pdf=not args.no_pdf, solutions=not args.without_solutions)
+        result = build(args.out, pdf=not args.no_pdf, solutions=not args.without_solutions,
+                       only=tuple(args.only or PARTS))
     except HandoutError as exc:
         sys.exit(f"handout: {exc}")
     shown = args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out
     print(f"handout: {result['pages']} pages in {shown}/ (open {shown}/index.html)")
-    for info in list(result["pdf"].values()) + list(result["sheets"].values()):
+    for info in [*result["pdf"].values(), *result["day"].values(), *result["sheets"].values(),
+                 *result["kit"].values()]:
         size = (args.out / info["file"]).stat().st_size / 1e6
         print(f"  {shown}/{info['file']}: {info['pages']} page(s), {size:.1f} MB")
 
