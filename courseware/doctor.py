@@ -426,6 +426,10 @@ def update_sample(path: Path = SAMPLE) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # Redirected to a file on Windows (`... > doctor.txt`), stdout is cp1252, which has no "→":
+    # print what it cannot encode as "?" rather than stop with an empty file.
+    if hasattr(sys.stdout, "reconfigure"):
+        sys.stdout.reconfigure(errors="replace")
     args = sys.argv[1:] if argv is None else argv
     if args == ["--sample"]:
         print(sample_report())

@@ -109,6 +109,20 @@ def test_the_doctor_starts_without_the_course_packages():
     assert "NOT ready" in result.stdout and "Traceback" not in result.stderr
 
 
+def test_the_doctor_redirected_to_a_cp1252_file_writes_the_whole_report(tmp_path):
+    # Windows: `.venv\Scripts\python -m courseware.doctor > doctor.txt` writes cp1252.
+    out = tmp_path / "doctor.txt"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLNODE")}
+    env["PYTHONIOENCODING"] = "cp1252"
+    with out.open("wb") as handle:
+        result = subprocess.run([sys.executable, "-m", "courseware.doctor"], stdout=handle,
+                                stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    text = out.read_text(encoding="cp1252")
+    assert "offline graph" in text and "llm ? tools ? llm" in text
+    assert text.rstrip().endswith("ready: the course runs offline here")
+
+
 def test_tracing_on_fails():
     assert check_tracing({"LANGSMITH_TRACING": "true"}).ok is False
     assert check_tracing({}).ok is True
