@@ -168,3 +168,27 @@ def test_every_question_links_a_heading_of_its_lesson_and_its_scenario_gives_an_
             assert observed == right[name] or list(observed) == list(right[name]), (name, observed)
             assert 4 <= len(group) <= 6, key
     assert names == set(right)
+
+
+class Key:
+    """A prediction key whose hash raises: the check reads it, the verdict says so."""
+
+    def __init__(self, error):
+        self.error = error
+        self.hashed = 0
+
+    def __hash__(self):
+        self.hashed += 1
+        if self.hashed > 1:  # the first hash is the dict's own, when the learner builds it
+            raise self.error
+        return 12345
+
+    def __eq__(self, other):
+        return self is other
+
+
+@pytest.mark.parametrize(
+    "error", [ValueError("bad"), SystemExit(3), GeneratorExit()], ids=lambda e: type(e).__name__
+)
+def test_a_prediction_key_that_raises_gets_a_verdict(error):
+    rejected(lab11.q1, {"STEPS": {**RIGHT_STEPS, Key(error): 1}})  # a verdict, never a crash
