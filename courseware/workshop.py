@@ -179,7 +179,8 @@ PLAN: tuple[Block, ...] = (
             ("code of conduct: its three rules aloud (code-of-conduct.md), and who to tell", 2),
             ("housekeeping: exits, toilets, water; no Wi-Fi or API key needed; the shared notes' link", 2),
             ("sticky notes: green = done, red = stuck, on the lid; a minute card at each break", 1),
-            ("pairs: one laptop runs, the other reads the prediction; `make lab`, lesson 00 open", 3),
+            ("pairs: one laptop runs, the other reads the prediction; hints before solutions; "
+             "`make lab`, lesson 00 open", 3),
         ),
         say="Who we are, the plan on the wall, breaks at the times shown; the code of conduct; no "
             "Wi-Fi or API key needed today. Sit in pairs: one laptop runs, the other reads the "
@@ -272,8 +273,9 @@ PLAN: tuple[Block, ...] = (
         helpers="walk the rows; a pair staring at the same `not yet` for 3 minutes gets `q1.hint(2)`",
         questions=(
             ("Can I see the solution?",
-             "Not in the room: hints first. After the session: the course repository's `labs/solutions/` "
-             "(clone it or `git pull`), or the copy the instructor puts on the stick at the wrap-up."),
+             "Hints first, by agreement: `q1.hint()`, then `q1.hint(2)`, then a helper. `q1.solution()` "
+             "works on most laptops (a clone has `labs/solutions/`; the stick's copy has none); the "
+             "instructor shows it on the projector after the checkpoint."),
             ("My check says 'took the sum of the waits'", "The calls are awaited one by one: gather them."),
         ),
     ),
@@ -385,8 +387,9 @@ PLAN: tuple[Block, ...] = (
         helpers="collect the forms, the minute cards and the sticks",
         questions=(
             ("Where are the solutions?",
-             "The stick's copy has none: clone the course repository (or `git pull`) for `labs/solutions/`, "
-             "or copy the folder the instructor puts on the stick; then `q1.solution()` prints them."),
+             "In the course repository's `labs/solutions/` (its address is in the shared notes): a clone "
+             "has them, and `q1.solution()` prints them. The stick's copy has none, and `git pull` there "
+             "brings none: clone the repository at home."),
         ),
     ),
 )
@@ -1070,11 +1073,15 @@ def facilitator_markdown(plan: tuple[Block, ...] = PLAN) -> str:
                        f"the section.\n")
         elif block.part is not None:
             typed = [_where_label(block, s.where) for s in block.steps if s.mode == "type"]
-            extra = (f" Before the room arrives, collapse the cell of {', '.join(typed)} (click the bar at "
-                     "its left). In the room, insert a cell below it (*B*), type it there and run it: the "
-                     "cells after it then run what you typed. The room does the same in their copy, or "
-                     "watches.") if typed else ""
-            out.append(f"Open `{block.part.notebook}`.{extra}\n")
+            live = f"build/slides/live/{Path(block.part.notebook).name}"
+            if typed:
+                out.append(f"Open the live-coding copy, `{live}` (`make live-copy` writes it, `make slides` "
+                           f"too): its outputs are cleared and the cell of {', '.join(typed)} is collapsed, "
+                           "with an empty cell below it. Type it there and run it: the cells after it then "
+                           f"run what you typed. The room types along in their own `{block.part.notebook}` "
+                           "(a new cell below that one: *B*), or watches.\n")
+            else:
+                out.append(f"Open `{block.part.notebook}`.\n")
         if block.objectives:
             out.append("**Objectives**: by the checkpoint, everyone can\n")
             out += [f"- {_lower_first(render(o))}" for o in block.objectives]

@@ -157,6 +157,83 @@ def test_the_failed_laptop_protocol():
     assert "pair's laptop" in workshop.FAILED_LAPTOP[-2][2]
 
 
+# -- one story across the kit -----------------------------------------------------------------------
+def _all_kit_texts() -> dict[str, str]:
+    texts = {p.relative_to(ROOT).as_posix(): p.read_text(encoding="utf-8") for p in sorted(KIT.glob("*.md"))}
+    texts["README.md"] = (ROOT / "README.md").read_text(encoding="utf-8")
+    return texts
+
+
+def test_every_offline_pip_line_is_the_same_command():
+    found = {}
+    for name, text in _all_kit_texts().items():
+        for line in re.findall(r"`([^`\n]*pip install[^`\n]*--no-index[^`\n]*)`", text):
+            if "--dry-run" in line:
+                continue  # the bundle's own proof, not an install
+            shape = re.sub(r"--find-links \S+", "--find-links <wheelhouse>", line)
+            shape = re.sub(r"^\.venv[/\\](bin|Scripts)[/\\]python", "<venv python>", shape)
+            found.setdefault(shape, []).append(name)
+    assert len(found) == 1, f"the offline pip line differs between docs: {found}"
+    only = next(iter(found))
+    assert only == ("<venv python> -m pip install --no-deps --no-index --find-links <wheelhouse> "
+                    "-r requirements.txt -e ."), only
+    assert {"README.md", "docs/workshop/README.md", "docs/workshop/preflight.md",
+            "docs/workshop/usb.md"} <= set(next(iter(found.values())))
+
+
+def test_the_readme_names_the_highlights_blocks_the_agenda_has():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    line = readme[readme.index("*Workshop instructor*"):].split("\n- ", 1)[0].split("\n\n", 1)[0]
+    parts = sorted(b.part.notebook[10:12] for b in BLOCKS if b.highlights)
+    said = " and ".join(parts) + " highlights"
+    assert said in " ".join(line.split()), (said, line)
+    assert "a week before" in line and "the day before" not in line, "make setup: a week before"
+
+
+def test_shared_laptops_are_reset_with_reset_laptop_everywhere():
+    for name, text in _all_kit_texts().items():
+        flat = " ".join(text.split())
+        for match in re.finditer(r"[Bb]etween (two )?groups", flat):
+            near = flat[max(0, match.start() - 120):match.start() + 200]
+            assert "reset-laptop" in near or "not enough" in near, (name, near)
+
+
+def test_the_checklist_names_slides_and_the_code_of_conduct_contact():
+    guide = (KIT / "README.md").read_text(encoding="utf-8")
+    rows = {line.split("|")[1].strip(): line for line in
+            guide.split("**Checklist**", 1)[1].split("\n\n", 2)[1].splitlines()[2:]}
+    conduct = (KIT / "code-of-conduct.md").read_text(encoding="utf-8")
+    placeholder = re.search(r"<name and contact[^>]*>", " ".join(conduct.split())).group(0)
+    assert placeholder in rows["a week before"] and "code-of-conduct.md" in rows["a week before"]
+    assert "`make setup`" in rows["a week before"]
+    day_before = rows["the day before"]
+    for said in ("`make slides`", "npm", "Node.js", "network", "cheat sheets"):
+        assert said in day_before, said
+
+
+def test_the_solutions_story_is_one():
+    texts = _all_kit_texts()
+    for name, text in texts.items():
+        flat = " ".join(text.split())
+        assert "clone it or `git pull`" not in flat and "(or `git pull`)" not in flat, name
+        assert "Solutions are not on the learners' copies" not in flat, name
+    usb = " ".join(texts["docs/workshop/usb.md"].split())
+    solutions = " ".join(texts["docs/workshop/solutions.md"].split())
+    assert "if there are minutes for it" in usb and "only if there are minutes for it" in solutions
+    assert "At the wrap-up, copy the solutions" not in solutions
+    assert "hints first" in solutions and "q1.solution()` works on most laptops" in texts["docs/workshop/helpers.md"]
+    assert "hints before solutions" in texts["docs/workshop/facilitator.md"]
+
+
+def test_the_typed_block_opens_the_live_copy():
+    script = (KIT / "facilitator.md").read_text(encoding="utf-8")
+    for block in BLOCKS:
+        if block.part is not None and any(s.mode == "type" for s in block.steps):
+            live = f"build/slides/live/{Path(block.part.notebook).name}"
+            assert f"Open the live-coding copy, `{live}` (`make live-copy`" in script
+            assert "collapse the cell" not in script
+
+
 # -- printing -------------------------------------------------------------------------------------
 PRINT_CSS = {
     "landscape": "@page { size: %s landscape; margin: 10mm; } body { font: 9pt sans-serif; }",
