@@ -12,6 +12,7 @@ import linecache
 import re
 import threading
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from typing import Annotated
 
 import nbformat
@@ -710,8 +711,27 @@ def async_in_a_thread(load):  # an async tool awaiting each load in a thread (th
     return import_tables
 
 
-@pytest.mark.parametrize("make_import_tool", [async_only, async_in_a_thread], ids=["async-only", "to-thread"])
-def test_lab12_q1_accepts_an_async_tool(make_import_tool, capsys):
+def loads_in_a_pool(load):  # each load run by a thread pool (no run context there: nothing to mark)
+    pool = ThreadPoolExecutor(max_workers=4)
+
+    @tool
+    def import_tables(tables: list[str], tool_call_id: Annotated[str, InjectedToolCallId]) -> str:
+        """Import tables."""
+        write = get_stream_writer()
+        for done, table in enumerate(tables, 1):
+            rows = pool.submit(load, table).result()
+            write({"call": tool_call_id, "done": done, "total": len(tables), "rows": rows})
+        return "ok"
+
+    return import_tables
+
+
+@pytest.mark.parametrize(
+    "make_import_tool",
+    [async_only, async_in_a_thread, loads_in_a_pool],
+    ids=["async-only", "to-thread", "loads-in-a-thread-pool"],
+)
+def test_lab12_q1_accepts_an_async_tool_or_loads_in_a_thread(make_import_tool, capsys):
     accepted(lab12.q1, {"make_import_tool": make_import_tool}, capsys)
 
 

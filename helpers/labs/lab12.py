@@ -320,7 +320,8 @@ def _course_fault(error: BaseException) -> bool:
         tb = tb.tb_next
     if frames and frames[-1] == _HERE:
         return True
-    text = str(error) if type(error) is NotImplementedError else ""
+    args = error.args if type(error) is NotImplementedError else ()
+    text = args[0] if type(args) is tuple and args and type(args[0]) is str else ""
     return "implementation of" in text and "is not available" in text  # a middleware hook missing
 
 
@@ -359,7 +360,7 @@ class _Loads:
     overlap (not on an event loop's thread: that would block the loop). A load made where there is no
     stream to mark (a thread of the tool's own) waits instead for the previous table's event, as the
     check's stream loop reports it (`got`), and records a late one. Either wait is at most `WAIT`,
-    paid once per check (`patience`, shared by a check's runs)."""
+    paid once per check (`patience`: the overlap's, the events', shared by a check's runs)."""
 
     __slots__ = ("calls", "where", "cond", "began", "busy", "got", "late", "unknown", "unmarked", "patience")
 
@@ -405,21 +406,22 @@ def _q1_load(token: str, table: Any) -> int:
         write = get_stream_writer()
     except Exception:  # noqa: BLE001 - called outside the tool's run: nothing to mark
         write = None
-    wait = state.patience[0] and not _on_a_loop()
+    on_a_loop = _on_a_loop()
     with state.cond:
         if k == 1:  # every call with tables in flight at once before any loads: they overlap
             state.began.add(call.id)
             state.cond.notify_all()
-            if wait and not state.cond.wait_for(lambda: state.began >= state.busy, timeout=WAIT):
-                state.patience[0] = False  # the calls ran one after another: wait no more
+            if state.patience[0] and not on_a_loop:
+                if not state.cond.wait_for(lambda: state.began >= state.busy, timeout=WAIT):
+                    state.patience[0] = False  # the calls ran one after another: wait no more
         if write is None:
             state.unmarked.append((call.id, k))
             if k > 1 and (call.id, k - 1) not in state.got:
-                if state.patience[0] and not _on_a_loop():
+                if state.patience[1] and not on_a_loop:
                     state.cond.wait_for(lambda: (call.id, k - 1) in state.got, timeout=WAIT)
                 if (call.id, k - 1) not in state.got:
                     state.late.append((call.id, k))
-                    state.patience[0] = False
+                    state.patience[1] = False  # late once is enough: wait no more
     if write is not None:
         write(_Mark(token, call.id, k))
     if k == call.fails_at:
@@ -826,7 +828,7 @@ def _q1_tool(make_import_tool: Any, load: Any) -> BaseTool:
 def check_import_tool(make_import_tool: Any, *, seed: int | None = None) -> str:
     draw = rng(seed)
     cases, seen = Cases("q1"), {}
-    patience = [True]
+    patience = [True, True]
     for label, agent in (("create_agent (one task per call)", True), ("a ToolNode loop", False)):
         calls = _q1_scenario(draw)
         state = _Loads(calls, patience)
