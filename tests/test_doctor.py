@@ -223,3 +223,19 @@ def test_the_preflight_sample_is_what_the_doctor_prints_today():
 
     assert mask_sample(committed_sample()) == mask_sample(sample_report()), (
         "docs/workshop/preflight.md's sample is stale: .venv/bin/python -m courseware.doctor --update-sample")
+
+
+def test_the_preflight_samples_pin_count_is_the_locks():
+    # the mask hides the count across machines; on the platform the sample names it is the lock's
+    import platform
+
+    from courseware.doctor import committed_sample
+
+    sample = committed_sample()
+    named = re.search(r"platform: (\S+) (\S+), Python", sample).groups()
+    if named != (platform.system(), platform.machine()):
+        return  # another platform has another count of pins (environment markers)
+    count = int(re.search(r"all (\d+) match", sample).group(1))
+    assert count == len(read_pins(ROOT / "requirements.txt")), (
+        "docs/workshop/preflight.md's pin count is not the lock's: .venv/bin/python -m courseware.doctor "
+        "--update-sample")
