@@ -326,8 +326,8 @@ def test_the_preflight_note_is_sent_a_week_before_and_asks_everyone():
 def test_the_handout_times_agree_between_the_makefile_and_the_docs():
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     rule = makefile.split("\nhandout: ", 1)[1].split("\n", 1)[0]
-    first, again = map(int, re.search(r"first build ~(\d+) min, then ~(\d+)", rule).groups())
-    assert f"about {first} minutes the first time, {again} after" in " ".join(USB_MD.split())
+    low, high = map(int, re.search(r"\((\d+)-(\d+) min, first or later\)", rule).groups())
+    assert f"about {low}–{high} minutes, the first time or later" in " ".join(USB_MD.split())
     assert "about a minute" not in rule
 
 
