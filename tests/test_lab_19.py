@@ -129,7 +129,7 @@ def test_nothing_public_computes_an_answer():
 def test_every_draw_holds_every_hard_case():
     for seed in range(60):
         lookups = lab19._draw_lookups(labs.rng(seed))
-        assert len(lookups.batch) >= 4 and lookups.later
+        assert len(lookups.batch) >= 5 and lookups.later
         approval = lab19._draw_approval(labs.rng(seed))
         roles = sorted(c.role for c in approval.calls)
         assert roles == ["approved", "failing", "lookup", "lookup", "rejected"]
@@ -311,6 +311,23 @@ def test_lab19_q1_verdicts(sol):
             "not-a-tool": ("did not return a tool",),
         },
     )
+
+
+def four_workers(fetch):  # an executor sized to "four lookups"
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=4)
+
+    @tool
+    async def lookup_order(order_id: str) -> str:
+        """Look up an order."""
+        return await asyncio.get_running_loop().run_in_executor(pool, fetch, order_id)
+
+    return lookup_order
+
+
+def test_lab19_q1_refuses_a_four_worker_executor_on_every_seed():
+    for seed in range(6):
+        with pytest.raises(CheckFailed, match="did not overlap"):
+            lab19.check_lookups(four_workers, seed=seed)
 
 
 # == q2: an approval that pauses ========================================================================
