@@ -230,17 +230,65 @@ def test_lab14_q1_accepts_correct_alternatives_and_names_each_wrong_answer():
 
 
 def test_lab14_q1_every_draw_holds_every_hard_case():
+    shown = {t.name for t in lab14.make_tools()}
     for seed in range(40):
         scenario = lab14._draw(random.Random(seed))
         roles = sorted(c.role for c in scenario.calls)
-        assert roles == ["down", "edited", "flaky", "lookup", "lookup", "rejected"], roles
+        assert roles == ["down", "edited", "flaky", "lookup", "lookup", "plain", "rejected"], roles
         assert {c.tool for c in scenario.calls if c.decision} == set(scenario.flagged)
         assert (
             scenario.flagged[1] != "transfer"
             and sum(c.fails == 1 for c in scenario.calls if c.role == "lookup") == 1
         )
-        assert len({c.key for c in scenario.calls}) == len({c.id for c in scenario.calls}) == 6
+        assert len({c.key for c in scenario.calls}) == len({c.id for c in scenario.calls}) == 7
+        # the second flagged tool and the unflagged one: drawn names, never one the lab prints
+        assert scenario.plain and scenario.plain != scenario.flagged[1]
+        assert not {scenario.plain, scenario.flagged[1]} & (shown | set(lab14.EXAMPLE_NAMES))
+        plain = next(t for t in lab14._tools(scenario, lab14.Log()) if t.name == scenario.plain)
+        assert plain.metadata == {"requires_approval": False}
     assert len({lab14._draw(random.Random(s)).flagged[1] for s in range(40)}) > 1
+    assert len({lab14._draw(random.Random(s)).plain for s in range(40)}) > 1
+    assert shown == {"transfer", "fetch_rate", *lab14.EXAMPLE_NAMES}
+
+
+def printed_names(model, tools, checkpointer):  # the names make_tools() prints, typed in
+    shown = {t.name for t in lab14.make_tools() if (t.metadata or {}).get("requires_approval")}
+    review = HumanInTheLoopMiddleware(
+        interrupt_on={t.name: True for t in tools if t.name in shown}, interrupt_mode="per_call"
+    )
+    return create_agent(
+        model, tools, middleware=[review, ToolRetryMiddleware(initial_delay=0)], checkpointer=checkpointer
+    )
+
+
+def all_but_the_lookup(model, tools, checkpointer):  # every tool but fetch_rate
+    review = HumanInTheLoopMiddleware(
+        interrupt_on={t.name: True for t in tools if t.name != "fetch_rate"}, interrupt_mode="per_call"
+    )
+    return create_agent(
+        model, tools, middleware=[review, ToolRetryMiddleware(initial_delay=0)], checkpointer=checkpointer
+    )
+
+
+def test_lab14_q1_a_review_keyed_on_names_is_refused_on_every_draw():
+    answers = {
+        "the names make_tools() prints": printed_names,
+        "every tool but fetch_rate": all_but_the_lookup,
+    }
+    expected = {
+        "the names make_tools() prints": ("was never put to the reviewer", "not by the names"),
+        "every tool but fetch_rate": ("a tool that needs no approval", "'requires_approval': False"),
+    }
+    for seed in range(8):  # a pass on any seed fails the test
+        results = verdicts(lambda build, seed=seed: lab14.check_agent(build, seed=seed), answers)
+        assert_verdicts(results, expected)
+
+
+def test_lab14_q1_flagged_lookups_are_named_not_blamed_on_batched_mode():
+    (message,) = verdicts(lambda build: lab14.check_agent(build, seed=3), {"x": every_tool_reviewed}).values()
+    assert "the rate lookups waited for the reviewer" in message, message
+    assert "the lookups were flagged themselves" in message, message
+    assert "interrupt_mode='batched'" not in message, message
 
 
 def test_lab14_q1_faults_become_feedback(monkeypatch, capsys):
@@ -314,8 +362,15 @@ def test_lab14_q2_accepts_both_orders_and_names_each_wrong_one():
 
 def test_lab14_q2_a_review_inside_the_retry_is_named():
     # the error handler stays outside the retry, so the retry really retries and re-asks
-    message = rejected(lab14.q2, {"ORDER": ["ledger", "errors", "retry", "review", "audit"]})
-    assert "more than once" in message and "list review before retry" in message, message
+    for order in (
+        ["ledger", "errors", "retry", "review", "audit"],
+        ["ledger", "errors", "retry", "audit", "review"],
+    ):
+        message = rejected(lab14.q2, {"ORDER": order})
+        assert "more than once" in message and "list review before retry" in message, message
+        # errors is already before retry: the verdict must not tell the learner to move it there
+        assert "list errors before retry" not in message, message
+        assert "the reviewer was asked" in message and "`review` is inside `retry`" in message, message
 
 
 def test_lab14_q2_accepts_only_plain_names():

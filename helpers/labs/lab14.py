@@ -10,19 +10,24 @@ q2: `ORDER`: the five course middlewares (`ledger`, `review`, `errors`, `retry`,
 
 Each check draws one turn with every hard case in it, every run: a transfer that fails and then goes
 through, one whose bank stays down, a rejected call, an edited call, two tools that need approval
-(one not named in the lab), several approvals answered in one resume, rate lookups running beside
-them. What is random is the accounts, amounts, call ids, how often a flaky bank fails and the order
-of the calls. The tools record each run as it happens, with the invocation it happened in; the check
-plays the reviewer and records each question and each answer, so a call that ran before its answer,
-or a question asked twice, is seen where it happened.
+(the second under a name drawn per check, never one the lab shows), a tool under a drawn name whose
+metadata says it needs none (so a rule on names — "every tool but fetch_rate", the names
+`make_tools()` prints — fails every run), several approvals answered in one resume, rate lookups
+running beside them. What is random is the names, accounts, amounts, call ids, how often a flaky bank
+fails and the order of the calls. The tools record each run as it happens, with the invocation it
+happened in; the check plays the reviewer and records each question and each answer, so a call that
+ran before its answer, or a question asked twice, is seen where it happened.
 """
 
 from __future__ import annotations
 
+import functools
 import random
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from langchain.agents.middleware import (
@@ -58,8 +63,13 @@ PER_CALL_HEADING = "10. Deep dive: per-call approval inside a retry"
 PAYLOAD_HEADING = "1. The interrupt `HumanInTheLoopMiddleware` raises"
 HISTORY_HEADING = "3. What approve, edit and reject leave in the history"
 RESUME_TRAP_HEADING = "7. Deep dive: What a resume re-runs: middleware, interceptor, `create_react_agent`"
-OTHER_FLAGGED = ("pay_invoice", "refund_order", "wire_funds")
-"""Names the second tool that needs approval gets (never the name the lab text uses)."""
+VERBS = ("settle", "post", "book", "clear", "file", "match", "queue", "sync", "route", "stage")
+OBJECTS = ("invoice", "order", "claim", "batch", "voucher", "payee", "remit", "bill", "charge", "slip")
+"""The second tool that needs approval and a tool that needs none are named `<verb>_<object>_<4 hex
+digits>`, both drawn from these per check: never a name the lab shows (`make_tools()` prints names
+without digits), and only the metadata tells the two apart."""
+EXAMPLE_NAMES = ("pay_invoice", "invoice_status")
+"""The names `make_tools()` prints for those two tools: an example, never drawn."""
 CURRENCIES = ("EUR", "USD", "GBP", "JPY", "CHF", "CAD", "SEK", "NOK")
 LIMIT: float | None = None
 """Seconds one run of the learner's code may take before a hang is reported (None: labs.LIMIT)."""
@@ -101,16 +111,27 @@ class Call:
 class Scenario:
     flagged: tuple[str, ...]  # tool names that need approval
     calls: tuple[Call, ...]
+    plain: str = ""  # a tool whose metadata says requires_approval: False ("": none in this turn)
 
 
 def _account(rng: random.Random, prefix: str) -> str:
     return f"{prefix}-{rng.randint(1000, 9999)}"
 
 
-def _draw(rng: random.Random, *, closed: bool = False) -> Scenario:
-    """One turn: every hard case, every time; names, amounts, ids, failure counts and order vary."""
-    other = rng.choice(OTHER_FLAGGED)
-    keys = iter(rng.sample(range(1000, 10000), 8))
+def _tool_name(rng: random.Random) -> str:
+    return f"{rng.choice(VERBS)}_{rng.choice(OBJECTS)}_{rng.getrandbits(16):04x}"
+
+
+def _draw(
+    rng: random.Random, *, closed: bool = False, plain: bool = True, names: tuple[str, str] | None = None
+) -> Scenario:
+    """One turn: every hard case, every time; names, amounts, ids, failure counts and order vary.
+    `plain`: a call to a tool that needs no approval, under a drawn name (q1); `names`: the second
+    flagged tool's and that tool's names instead of drawn ones (`make_tools`' example)."""
+    other, unflagged = names or (_tool_name(rng), _tool_name(rng))
+    while unflagged == other:
+        unflagged = _tool_name(rng)
+    keys = iter(rng.sample(range(1000, 10000), 9))
     currencies = rng.sample(CURRENCIES, 2)
 
     def call(tool: str, prefix: str, role: str, fails: int, decision: str, edited: int = 0) -> Call:
@@ -128,8 +149,10 @@ def _draw(rng: random.Random, *, closed: bool = False) -> Scenario:
     ]
     if closed:
         calls.append(call("transfer", "acct", "closed", 0, "approve"))
+    if plain:
+        calls.append(call(unflagged, "inv", "plain", 0, ""))
     rng.shuffle(calls)
-    return Scenario(("transfer", other), tuple(calls))
+    return Scenario(("transfer", other), tuple(calls), unflagged if plain else "")
 
 
 class Log:
@@ -159,6 +182,28 @@ class Log:
         return [r for r in self.runs if r[1] == key]
 
 
+@functools.cache
+def _schemas() -> Mapping[str, Any]:
+    """The tools' argument schemas, built once: creating them per check is slow, and langchain builds
+    them inside `warnings.catch_warnings()`, which is not thread-safe (checks run side by side)."""
+
+    def transfer(to: str, amount: int) -> str:
+        """Transfer money to an account."""
+
+    def pay(ref: str, amount: int) -> str:
+        """Pay an invoice."""
+
+    def fetch_rate(currency: str) -> str:
+        """Fetch an exchange rate."""
+
+    def status(ref: str) -> str:
+        """Look up whether an invoice is open."""
+
+    return MappingProxyType(
+        {f.__name__: StructuredTool.from_function(f).args_schema for f in (transfer, pay, fetch_rate, status)}
+    )
+
+
 def _tools(scenario: Scenario, log: Log) -> list[BaseTool]:
     """The turn's tools: `transfer`, the other flagged tool (both `requires_approval`), `fetch_rate`.
     Each run is logged before the bank answers; how each call behaves is looked up by its key."""
@@ -186,22 +231,51 @@ def _tools(scenario: Scenario, log: Log) -> list[BaseTool]:
         bank(currency, 0)
         return f"{currency}: {1 + (sum(map(ord, currency)) % 50) / 100:.2f}"
 
+    def status(ref: str) -> str:
+        bank(ref, 0)
+        return f"{ref}: open"
+
+    schemas = _schemas()
     approval = {"requires_approval": True}
-    return [
-        StructuredTool.from_function(
-            transfer, description="Transfer money to an account.", metadata=dict(approval)
+    tools: list[BaseTool] = [
+        StructuredTool(
+            name="transfer",
+            description="Transfer money to an account.",
+            func=transfer,
+            args_schema=schemas["transfer"],
+            metadata=dict(approval),
         ),
-        StructuredTool.from_function(
-            pay, name=scenario.flagged[1], description="Pay an invoice.", metadata=dict(approval)
+        StructuredTool(
+            name=scenario.flagged[1],
+            description="Pay an invoice.",
+            func=pay,
+            args_schema=schemas["pay"],
+            metadata=dict(approval),
         ),
-        StructuredTool.from_function(fetch_rate, description="Fetch an exchange rate."),
+        StructuredTool(
+            name="fetch_rate",
+            description="Fetch an exchange rate.",
+            func=fetch_rate,
+            args_schema=schemas["fetch_rate"],
+        ),
     ]
+    if scenario.plain:
+        tools.append(
+            StructuredTool(
+                name=scenario.plain,
+                description="Look up whether an invoice is open.",
+                func=status,
+                args_schema=schemas["status"],
+                metadata={"requires_approval": False},
+            )
+        )
+    return tools
 
 
 def make_tools() -> list[BaseTool]:
-    """An example of the tools the check hands `build_agent` (their names and metadata; the check's
-    own copies record every run and fail the way its scenario says)."""
-    return _tools(_draw(random.Random(14)), Log())
+    """An example of the tools the check hands `build_agent` (their metadata; the check's own copies
+    carry names drawn per check, record every run and fail the way its scenario says)."""
+    return _tools(_draw(random.Random(14), names=EXAMPLE_NAMES), Log())
 
 
 def _args(call: Call) -> dict[str, Any]:
@@ -209,6 +283,8 @@ def _args(call: Call) -> dict[str, Any]:
         return {"currency": call.key}
     if call.tool == "transfer":
         return {"to": call.key, "amount": call.amount}
+    if call.role == "plain":
+        return {"ref": call.key}
     return {"ref": call.key, "amount": call.amount}
 
 
@@ -323,7 +399,8 @@ def case_run_finishes(run: Run, s: Scenario) -> None:
     if run.unreadable:
         raise fail(
             "the check could not read a question your agent asked",
-            expected="HumanInTheLoopMiddleware's questions: per call, a dict with `tool_call_id`, `name`, `args`",
+            expected="HumanInTheLoopMiddleware's questions: per call, a dict with `tool_call_id`, `name`, "
+            "`args`",
             observed=run.unreadable,
             where=section(LESSON, PAYLOAD_HEADING),
         )
@@ -367,13 +444,30 @@ def case_run_finishes(run: Run, s: Scenario) -> None:
 
 def case_lookups_do_not_wait(run: Run, s: Scenario) -> None:
     if run.batched or run.lookups_at_first_pause == 0:
+        asked = {call_id for _, call_id in run.log.questions}
+        flagged = [c for c in s.calls if c.role == "lookup" and c.id in asked]
+        if run.batched:
+            why = (
+                "the default interrupt_mode='batched' asks in after_model, before any tool of the turn "
+                "runs: ask as each call starts, with interrupt_mode='per_call'"
+            )
+        elif flagged:
+            why = (
+                f"the lookups were flagged themselves: the reviewer was asked about "
+                f"fetch_rate({flagged[0].key}), so it waited for its own answer — put in interrupt_on only "
+                "the tools whose metadata says requires_approval"
+            )
+        else:
+            why = (
+                "per call, a turn's unflagged calls run before the first question is answered: something "
+                "outside the review held the lookups back"
+            )
         raise fail(
             "the rate lookups waited for the reviewer",
             expected="both fetch_rate calls already run when the reviewer is first asked",
             observed="no lookup had run at the first question",
-            why="the default interrupt_mode='batched' asks in after_model, before any tool of the turn "
-            "runs: ask as each call starts, with interrupt_mode='per_call'",
-            where=section(LESSON, PER_CALL_HEADING),
+            why=why,
+            where=section(LESSON, PER_CALL_HEADING if run.batched or not flagged else PAYLOAD_HEADING),
         )
 
 
@@ -381,7 +475,8 @@ def case_each_call_asked_once(run: Run, s: Scenario) -> None:
     asked: dict[str, int] = {}
     for _, call_id in run.log.questions:
         asked[call_id] = asked.get(call_id, 0) + 1
-    for call in s.calls:
+    # lookups first, then the unflagged tool, then the flagged calls: one verdict whatever the order drawn
+    for call in sorted(s.calls, key=lambda c: (c.role != "lookup", c.role != "plain")):
         count = asked.get(call.id, 0)
         if call.role == "lookup" and count:
             raise fail(
@@ -392,7 +487,18 @@ def case_each_call_asked_once(run: Run, s: Scenario) -> None:
                 "(t.metadata or {}).get('requires_approval')}",
                 where=section(LESSON, PAYLOAD_HEADING),
             )
-        if call.role != "lookup" and count == 0:
+        if call.role == "plain" and count:
+            raise fail(
+                f"the reviewer was asked about {call.tool}, a tool that needs no approval",
+                expected="questions only for tools whose metadata says requires_approval: True",
+                observed=f"asked {count} time(s) about {call.tool}({call.key}); its metadata is "
+                "{'requires_approval': False}",
+                why="a rule on names (every tool but fetch_rate, names that look like payments) flags "
+                "tools that need no approval — the check names them anew on every run: build interrupt_on "
+                "from each tool's metadata, `(t.metadata or {}).get('requires_approval')`",
+                where=section(LESSON, PAYLOAD_HEADING),
+            )
+        if call.role not in ("lookup", "plain") and count == 0:
             ran = len(run.log.runs_of(call.key))
             raise fail(
                 f"{call.tool} was never put to the reviewer",
@@ -452,8 +558,8 @@ def case_edit_runs_with_reviewers_args(run: Run, s: Scenario) -> None:
     if amounts != [call.edited] * (call.fails + 1):
         raise fail(
             "the edited call did not run as the reviewer edited it, or was not retried",
-            expected=f"{call.fails + 1} attempt(s) of {call.tool}({call.key}), each with amount {call.edited} "
-            f"(the model asked for {call.amount}); the first attempt fails",
+            expected=f"{call.fails + 1} attempt(s) of {call.tool}({call.key}), each with amount "
+            f"{call.edited} (the model asked for {call.amount}); the first attempt fails",
             observed=f"attempts with amounts {amounts}",
             why="allow 'edit' for the flagged tools (True allows every decision), and retry every tool",
             where=section(LESSON, HISTORY_HEADING),
@@ -730,14 +836,41 @@ def case_order_failures_reach_model(run: Run, s: Scenario) -> None:
             call.role
         )
         if want and (runs, answer[1] if answer else None) != want:
+            asked = sum(1 for _, call_id in run.log.questions if call_id == call.id)
             raise fail(
                 f"{call.role} transfer: the retry and the error handler",
-                expected=f"{want[0]} attempt(s), then a {want[1]} ToolMessage",
-                observed=f"{runs} attempt(s); answer {answer[1:] if answer else None}",
-                why="`errors` inside `retry` turns each failure into a message before the retry sees it, so "
-                "nothing is retried: list errors before retry",
-                where=section(LESSON, CHANGES_HEADING),
+                expected=f"{want[0]} attempt(s), then "
+                f"{'an' if want[1] == 'error' else 'a'} {want[1]} ToolMessage",
+                observed=f"{runs} attempt(s) after {asked} question(s); "
+                f"answer {answer[1:] if answer else None}",
+                why=_attempts_why(call, runs, asked, want[0]),
+                where=section(LESSON, PER_CALL_HEADING if runs > want[0] and asked > 1 else CHANGES_HEADING),
             )
+
+
+def _attempts_why(call: Call, runs: int, asked: int, wanted: int) -> str:
+    """Why a transfer got other attempts than the retry makes, read from what happened to it."""
+    if runs > wanted and asked > 1:
+        return (
+            f"the reviewer was asked {asked} times about this one call: `review` is inside `retry`, so each "
+            "attempt passes the review again and each resume re-runs the earlier attempts — list review "
+            "before retry"
+        )
+    if runs < wanted and call.role != "closed":
+        return (
+            f"the first failure ended the call after {runs} attempt(s): `errors` inside `retry` turns each "
+            "failure into a message before the retry sees it, so nothing is retried — list errors before "
+            "retry"
+        )
+    if runs > wanted:
+        return (
+            "more attempts than the retry makes (3 for a ConnectionError, 1 for a ValueError): a layer "
+            "outside the retry ran the call again"
+        )
+    return (
+        "the right attempts, the wrong answer: the error handler must sit outside the retry, so the retry "
+        "sees each failure and the handler answers the one the retry gives up on"
+    )
 
 
 def case_order_audit_every_attempt(run: Run, s: Scenario) -> None:
@@ -750,7 +883,8 @@ def case_order_audit_every_attempt(run: Run, s: Scenario) -> None:
         if len(mine) != runs:
             raise fail(
                 "the audit does not have one row per attempt",
-                expected=f"{runs} audit row(s) for {call.tool}({call.key}): one per attempt the bank received",
+                expected=f"{runs} audit row(s) for {call.tool}({call.key}): one per attempt the bank "
+                "received",
                 observed=f"{len(mine)}: {mine}",
                 why="a layer sees only what the layers inside it let through: the audit must sit inside "
                 "the retry to see each attempt",
@@ -789,7 +923,7 @@ Q2_CASES = (
 def check_order(order: Any, *, seed: int | None = None) -> str:
     names = _names(order)
     rng = random.Random(seed)
-    scenario = _draw(rng, closed=True)
+    scenario = _draw(rng, closed=True, plain=False)
     log = Log()
     tools = _tools(scenario, log)
     made = _middlewares(log, scenario.flagged)
