@@ -142,8 +142,9 @@ def test_every_draw_holds_every_hard_case():
         limits = lab19._draw_limits(labs.rng(seed))
         assert len(limits.long) == lab19.MAX_MODEL_CALLS - 1 and len(limits.hooks) >= 2
         offer = lab19._draw_offer(labs.rng(seed))
-        assert sorted(about for _, about in offer.questions) == [False, True]
-        assert "track_parcel" != offer.tracker
+        assert sorted(about for _, about in offer.questions) == [False] * 3 + [True] * 3
+        assert any("ship" in text for text, about in offer.questions if not about)
+        assert not offer.tracker.startswith("track")
 
 
 # == q1: lookups that overlap ===========================================================================
@@ -976,6 +977,42 @@ def added_without_audit(model, tools, tracker, audit):
         )
 
     return create_agent(model, tools, middleware=[offer])
+
+
+def prefix_name(model, tools, tracker, audit):  # the tracker is "the tool whose name starts with track"
+    @wrap_model_call
+    def offer(request, handler):
+        keep = [t for t in request.tools if not t.name.startswith("track") or _asked(request)]
+        return handler(request.override(tools=keep))
+
+    return create_agent(model, [*tools, tracker], middleware=[offer, audit])
+
+
+def where_detects(model, tools, tracker, audit):  # "about an order" = the question starts with Where
+    @wrap_model_call
+    def offer(request, handler):
+        about = any(m.text.lower().startswith("where") for m in request.messages if m.type == "human")
+        return handler(request.override(tools=[t for t in request.tools if t.name != tracker.name or about]))
+
+    return create_agent(model, [*tools, tracker], middleware=[offer, audit])
+
+
+def ship_detects(model, tools, tracker, audit):  # "about an order" = mentions shipping or an order
+    @wrap_model_call
+    def offer(request, handler):
+        about = any(
+            "ship" in m.text.lower() or "order" in m.text.lower() for m in request.messages if m.type == "human"
+        )
+        return handler(request.override(tools=[t for t in request.tools if t.name != tracker.name or about]))
+
+    return create_agent(model, [*tools, tracker], middleware=[offer, audit])
+
+
+def test_lab19_q6_refuses_a_prefix_or_one_phrasing_on_every_seed():
+    for seed in range(4):
+        for wrong in (prefix_name, where_detects, ship_detects):
+            with pytest.raises(CheckFailed, match="wrong tools"):
+                lab19.check_offer(wrong, seed=seed)
 
 
 def test_lab19_q6_verdicts(sol):

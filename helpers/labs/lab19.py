@@ -114,7 +114,7 @@ REFUND_TOOLS = ("refund_order", "issue_refund", "refund_payment")
 CANCEL_TOOLS = ("cancel_order", "cancel_subscription", "void_invoice")
 REJECTIONS = ("not now", "no, wrong amount", "reject", "deny: ask the manager first")
 LOOKUP_STEMS = ("lookup_order", "order_status", "find_order", "get_order")
-TRACK_STEMS = ("track_parcel", "where_is_parcel", "courier_status", "shipment_eta")
+TRACK_STEMS = ("where_is_parcel", "courier_status", "shipment_eta", "parcel_eta")
 OTHER_STEMS = ("refund_status", "store_hours", "stock_level", "shipping_costs")
 ABOUT_ORDERS = ("Where is my order {ref}?", "My order {ref} has not arrived.", "Has order {ref} shipped yet?")
 NOT_ABOUT_ORDERS = ("Do you ship to Norway?", "What are your opening hours?", "Is the blue kettle in stock?")
@@ -1573,9 +1573,9 @@ class _OfferDraw:
 def _draw_offer(draw: Any) -> _OfferDraw:
     ref = _ref(draw)
     tag = f"{draw.getrandbits(12):03x}"
-    questions = [
-        (draw.choice(ABOUT_ORDERS).format(ref=ref), True),
-        (draw.choice(NOT_ABOUT_ORDERS), False),
+    questions = [  # every phrasing, every run: one rule must hold for all of them
+        *((text.format(ref=ref), True) for text in ABOUT_ORDERS),
+        *((text, False) for text in NOT_ABOUT_ORDERS),
     ]
     draw.shuffle(questions)
     return _OfferDraw(
