@@ -137,7 +137,9 @@ def test_every_draw_holds_every_hard_case():
         assert rejection not in ("no", "yes") and approval.cancel not in ("refund_order",)
         notes = lab19._draw_notes(labs.rng(seed))
         first = notes.questions[0][0][0]
-        assert len(first) >= 3 and len(set(first)) == len(first) - 1  # one text twice
+        assert len(first) >= 5 and len(set(first)) == len(first) - 2  # two texts twice
+        assert any(a == b for a, b in zip(first, first[1:]))  # one repeat in a row
+        assert any(first.index(t) + 1 < len(first) - 1 - first[::-1].index(t) for t in first)  # one apart
         assert len(notes.questions) == 2 and len(notes.questions[0][0]) == 2
         limits = lab19._draw_limits(labs.rng(seed))
         assert len(limits.long) == lab19.MAX_MODEL_CALLS - 1 and len(limits.hooks) >= 2
@@ -559,6 +561,24 @@ def no_repeats(old, new):
 
 class UniqueState(AgentState):
     notes: Annotated[list[str], no_repeats]
+
+
+def no_consecutive(old, new):  # drops a note only when it repeats the one before
+    out = list(old)
+    for text in new:
+        if not out or out[-1] != text:
+            out.append(text)
+    return out
+
+
+class ConsecutiveState(AgentState):
+    notes: Annotated[list[str], no_consecutive]
+
+
+def test_lab19_q3_refuses_dropping_consecutive_repeats_on_every_seed():
+    for seed in range(5):
+        with pytest.raises(CheckFailed, match="notes were lost"):
+            lab19.check_notes(ConsecutiveState, own_note, seed=seed)
 
 
 def as_tuple(old, new):

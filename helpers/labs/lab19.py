@@ -741,13 +741,16 @@ class _NotesDraw:
 
 def _draw_notes(draw: Any) -> _NotesDraw:
     ref = _ref(draw)
-    texts = [f"{ref}: {p}" for p in draw.sample(PHRASES, 6)]
     n = draw.choice((3, 4))
-    first = texts[: n - 1] + [texts[0]]  # one text twice: two calls that say the same thing
-    draw.shuffle(first)
+    texts = [f"{ref}: {p}" for p in draw.sample(PHRASES, n + 3)]
+    pair, kept = texts[0], texts[1:n]
+    draw.shuffle(kept)
+    first = [*kept, kept[0]]  # one text twice, apart: two calls that say the same thing
+    at = draw.randrange(len(first) + 1)
+    first[at:at] = [pair, pair]  # and one text twice in a row
     questions = (
-        ((tuple(first), (texts[n - 1],)), "noted"),
-        (((texts[n], texts[n + 1]),), "noted again"),
+        ((tuple(first), (texts[n],)), "noted"),
+        (((texts[n + 1], texts[n + 2]),), "noted again"),
     )
     ids = tuple(distinct(lambda: _id(draw), sum(len(t) for turns, _ in questions for t in turns) + 3))
     return _NotesDraw(draw.choice(LOOKUP_STEMS), questions, ids)
@@ -893,7 +896,7 @@ def check_notes(SupportState: Any, add_note: Any, *, seed: Any = None) -> str:  
         "q3",
         lambda: _q3_play(SupportState, add_note, d),
         Q3_CASES,
-        "notes written at once (two alike), a later turn and a second question: every note kept, none twice.",
+        "notes written at once (two pairs alike), a later turn and a second question: every note kept, none twice.",
     )
 
 
