@@ -142,7 +142,8 @@ def test_every_draw_holds_every_hard_case():
         assert any(first.index(t) + 1 < len(first) - 1 - first[::-1].index(t) for t in first)  # one apart
         assert len(notes.questions) == 2 and len(notes.questions[0][0]) == 2
         limits = lab19._draw_limits(labs.rng(seed))
-        assert len(limits.long) == lab19.MAX_MODEL_CALLS - 1 and len(limits.hooks) >= 2
+        assert len(limits.long) == lab19.MAX_MODEL_CALLS - 1 and len(limits.hooks) >= 3
+        assert len(limits.runaway_hooks) != len(limits.hooks)
         offer = lab19._draw_offer(labs.rng(seed))
         assert sorted(about for _, about in offer.questions) == [False] * 3 + [True] * 3
         assert any("ship" in text for text, about in offer.questions if not about)
@@ -906,6 +907,36 @@ def test_lab19_q5_verdicts(sol):
             "counts-tool-calls": ("stopped early", "tool-call limit counts calls"),
         },
     )
+
+
+def recursion_for_two_hooks(model, tools, middleware, checkpointer):  # steps sized for 2 hooks a turn
+    n = lab19.MAX_MODEL_CALLS
+    limit = ModelCallLimitMiddleware(run_limit=n)
+    agent = create_agent(model, tools, middleware=[*middleware, limit], checkpointer=checkpointer)
+    return agent.with_config(recursion_limit=5 * n)
+
+
+def caught_recursion(model, tools, middleware, checkpointer):  # no model limit; the error swallowed
+    from langgraph.errors import GraphRecursionError
+
+    agent = create_agent(model, tools, middleware=middleware, checkpointer=checkpointer)
+    agent = agent.with_config(recursion_limit=4 * lab19.MAX_MODEL_CALLS)
+
+    class Caught:
+        def invoke(self, inputs, config=None):
+            try:
+                return agent.invoke(inputs, config)
+            except GraphRecursionError:
+                return {"messages": [*agent.get_state(config).values["messages"], AIMessage("stopped")]}
+
+    return Caught()
+
+
+def test_lab19_q5_refuses_a_step_budget_on_every_seed():
+    for seed in range(4):
+        for wrong in (recursion_for_two_hooks, caught_recursion):
+            with pytest.raises(CheckFailed, match="stopped early"):
+                lab19.check_limits(wrong, seed=seed)
 
 
 # == q6: offered and runnable ============================================================================

@@ -1279,16 +1279,18 @@ class _TaskModel(ScriptedChatModel):
 class _LimitDraw:
     tool: str
     hooks: tuple[str, ...]  # "before" / "after" for each hook middleware handed over
+    runaway_hooks: tuple[str, ...]  # the runaway's: fewer, so no step count fits both
     long: tuple[int, ...]  # calls per tool turn: MAX_MODEL_CALLS - 1 turns, then the answer
     second: tuple[int, ...]
     answer: str
 
 
 def _draw_limits(draw: Any) -> _LimitDraw:
-    hooks = tuple(draw.choice(("before", "after")) for _ in range(draw.choice((2, 3))))
+    hooks = tuple(draw.choice(("before", "after")) for _ in range(draw.choice((3, 4))))
     return _LimitDraw(
         f"{draw.choice(('search_kb', 'lookup_docs', 'find_policy'))}_{draw.getrandbits(12):03x}",
         hooks,
+        (draw.choice(("before", "after")),),
         tuple(draw.choice((1, 1, 2, 3)) for _ in range(MAX_MODEL_CALLS - 1)),
         tuple(draw.choice((1, 2)) for _ in range(draw.randint(4, 7))),
         f"answer-{draw.getrandbits(24):06x}",
@@ -1308,9 +1310,9 @@ class _LimitRun:
     ran: list[str] = field(default_factory=list)
 
 
-def _hooks(d: _LimitDraw, seen: list[str]) -> list:
+def _hooks(kinds: tuple[str, ...], seen: list[str]) -> list:
     made = []
-    for k, kind in enumerate(d.hooks):
+    for k, kind in enumerate(kinds):
 
         def hook(state: Any, runtime: Any, k: int = k) -> None:
             seen.append(f"hook{k}")
@@ -1322,7 +1324,13 @@ def _hooks(d: _LimitDraw, seen: list[str]) -> list:
 
 
 def _q5_agent(
-    build_limited_agent: Any, d: _LimitDraw, plans: tuple, ran: list[str], seen: list, hooked: list
+    build_limited_agent: Any,
+    d: _LimitDraw,
+    plans: tuple,
+    ran: list[str],
+    seen: list,
+    hooked: list,
+    hooks: tuple[str, ...],
 ) -> Any:
     def search(query: str) -> str:
         ran.append(query)
@@ -1331,7 +1339,7 @@ def _q5_agent(
     model = _TaskModel(script=[], plans=plans, tool=d.tool, seen=seen, answer=d.answer)
     tool = StructuredTool.from_function(search, name=d.tool, description="Search the knowledge base.")
     agent = run_learner(
-        build_limited_agent, model, [tool], _hooks(d, hooked), InMemorySaver(), name="build_limited_agent"
+        build_limited_agent, model, [tool], _hooks(hooks, hooked), InMemorySaver(), name="build_limited_agent"
     )
     if not hasattr(agent, "invoke"):
         raise fail(
@@ -1366,7 +1374,7 @@ def _q5_play(build_limited_agent: Any, d: _LimitDraw) -> _LimitRun:
     run = _LimitRun(d)
     seen: list[int] = []
     hooked: list[str] = []
-    agent = _q5_agent(build_limited_agent, d, (d.long, d.second), run.ran, seen, hooked)
+    agent = _q5_agent(build_limited_agent, d, (d.long, d.second), run.ran, seen, hooked, d.hooks)
     thread = {"configurable": {"thread_id": f"lab19-{uuid.uuid4().hex[:8]}"}}
     for text in ("Work through the whole refund policy.", "And the returns policy?"):
         before, hooks_before = len(seen), len(hooked)
@@ -1374,7 +1382,7 @@ def _q5_play(build_limited_agent: Any, d: _LimitDraw) -> _LimitRun:
         run.model_calls.append(len(seen) - before)
         run.hook_runs.append(len(hooked) - hooks_before)
     seen.clear()
-    runaway = _q5_agent(build_limited_agent, d, (None,), run.ran, seen, [])
+    runaway = _q5_agent(build_limited_agent, d, (None,), run.ran, seen, [], d.runaway_hooks)
     run.runaway = _ask(
         runaway, {"configurable": {"thread_id": f"lab19-{uuid.uuid4().hex[:8]}"}}, "Find everything.", 200
     )
