@@ -1,7 +1,7 @@
 """scripts/offline_bundle.py: which pins each attendee's platform gets, and the pip command for it.
 
-No network: only the per-platform selection and the command line are checked. The download itself
-was tried by hand (docs/workshop/README.md, "Offline install").
+No network: only the per-platform selection and the command line are checked. The download itself,
+and an install from the result with the network cut, run in `make usb-test` (tests/test_usb.py).
 """
 
 from __future__ import annotations
