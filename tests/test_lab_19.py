@@ -939,6 +939,17 @@ def test_lab19_q5_refuses_a_step_budget_on_every_seed():
                 lab19.check_limits(wrong, seed=seed)
 
 
+def first_hook_only(model, tools, middleware, checkpointer):  # keeps one of the hooks it was handed
+    limit = ModelCallLimitMiddleware(run_limit=lab19.MAX_MODEL_CALLS)
+    return create_agent(model, tools, middleware=[*middleware[:1], limit], checkpointer=checkpointer)
+
+
+def test_lab19_q5_refuses_dropping_any_hook_on_every_seed():
+    for seed in range(4):
+        with pytest.raises(CheckFailed, match="did not run"):
+            lab19.check_limits(first_hook_only, seed=seed)
+
+
 # == q6: offered and runnable ============================================================================
 def _asked(request):
     return any("order" in m.text for m in request.messages if isinstance(m, HumanMessage))

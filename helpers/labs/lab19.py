@@ -1304,7 +1304,7 @@ class _LimitRun:
         default_factory=list
     )  # per question: ("ok", messages) | ("raised", text)
     model_calls: list[int] = field(default_factory=list)  # per question
-    hook_runs: list[int] = field(default_factory=list)  # per question: hook runs seen
+    hook_runs: list[list[str]] = field(default_factory=list)  # per question: the hooks that ran, in order
     runaway: tuple[str, Any] = ("", None)
     runaway_calls: int = 0
     ran: list[str] = field(default_factory=list)
@@ -1380,7 +1380,7 @@ def _q5_play(build_limited_agent: Any, d: _LimitDraw) -> _LimitRun:
         before, hooks_before = len(seen), len(hooked)
         run.results.append(_ask(agent, thread, text, 60))
         run.model_calls.append(len(seen) - before)
-        run.hook_runs.append(len(hooked) - hooks_before)
+        run.hook_runs.append(hooked[hooks_before:])
     seen.clear()
     runaway = _q5_agent(build_limited_agent, d, (None,), run.ran, seen, [], d.runaway_hooks)
     run.runaway = _ask(
@@ -1450,11 +1450,17 @@ def case_second_question_completes(run: _LimitRun) -> None:
 
 
 def case_middleware_kept(run: _LimitRun) -> None:
-    if any(n == 0 for n in run.hook_runs):
+    every = {f"hook{k}" for k in range(len(run.d.hooks))}
+    missing = [sorted(every - set(ran)) for ran in run.hook_runs]
+    if any(missing):
         raise fail(
             "the middleware handed to `build_limited_agent` did not run",
-            expected="every hook in `middleware` runs on every question (they keep the history in shape)",
-            observed=f"hook runs per question: {run.hook_runs}",
+            expected=f"each of the {len(every)} hooks in `middleware` runs on every question (they keep the "
+            "history in shape)",
+            observed="; ".join(
+                f"question {n}: {', '.join(m) or 'all'} {'did not run' if m else 'ran'}"
+                for n, m in enumerate(missing, 1)
+            ),
             why="fix the limits, not the agent's other middleware: pass `middleware` on, your limit added",
             where=section(AROUND, THREE_LIMITS),
         )
