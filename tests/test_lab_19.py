@@ -487,6 +487,51 @@ def own_question(request, handler):
         return _failed(request, error)
 
 
+def lookups_broken(request, handler):  # metadata[...] raises for a lookup (its metadata is None)
+    try:
+        if request.tool.metadata["requires_approval"]:
+            answer = _ask(request)
+            if answer != "yes":
+                return _refuse(request, answer)
+        return handler(request)
+    except GraphBubbleUp:
+        raise
+    except Exception as error:
+        return _failed(request, error)
+
+
+def refuses_lookups(request, handler):  # only calls that need approval ever run
+    if not _needs(request):
+        return ToolMessage("not allowed", tool_call_id=request.tool_call["id"], status="error")
+    answer = _ask(request)
+    if answer != "yes":
+        return _refuse(request, answer)
+    try:
+        return handler(request)
+    except Exception as error:
+        return _failed(request, error)
+
+
+def lookup_answer_swallowed(request, handler):  # runs a lookup, answers it with something else
+    if not _needs(request):
+        handler(request)
+        return ToolMessage("ok", tool_call_id=request.tool_call["id"])
+    answer = _ask(request)
+    if answer != "yes":
+        return _refuse(request, answer)
+    try:
+        return handler(request)
+    except Exception as error:
+        return _failed(request, error)
+
+
+def test_lab19_q2_refuses_broken_lookups_on_every_seed():
+    for seed in range(3):
+        for wrong in (lookups_broken, refuses_lookups, lookup_answer_swallowed):
+            with pytest.raises(CheckFailed, match="was not run and answered as it is"):
+                lab19.check_approval(wrong, seed=seed)
+
+
 def test_lab19_q2_verdicts(sol):
     answers = {
         "solution": sol["approve_refunds"],

@@ -686,6 +686,25 @@ def case_failure_becomes_an_answer(run: _ApprovalRun) -> None:
         )
 
 
+def case_lookups_run_at_once(run: _ApprovalRun) -> None:
+    for call in run.d.calls:
+        if call.role != "lookup":
+            continue
+        runs, answer = run.ledger.runs_of(call.id), run.answers.get(call.id)
+        wanted = ("success", f"lookup done for {call.ref}")
+        if runs != [0] or answer != wanted:
+            raise fail(
+                f"the lookup {call.tool}({call.ref}) was not run and answered as it is",
+                expected="it needs no approval: it runs once, in the first invocation, and its answer is its "
+                f"own result with status 'success' ({wanted[1]!r})",
+                observed=f"ran in invocations {runs}; its answer: {answer}",
+                why="only a tool flagged `requires_approval` is asked about; every other call goes straight "
+                "to `handler(request)` and its result is returned as it is (`request.tool.metadata` may be "
+                "None: read it with `(request.tool.metadata or {}).get(...)`)",
+                where=section(INTERCEPTORS, APPROVAL),
+            )
+
+
 Q2_CASES = (
     ("the run pauses before a refund or cancellation runs", case_run_pauses),
     ("each call needing approval asked about once, lookups never", case_each_flagged_call_asked_once),
@@ -693,6 +712,7 @@ Q2_CASES = (
     ("an approved call runs once", case_approved_runs_once),
     ("a rejected call never runs, answered with an error", case_rejected_never_runs),
     ("a tool's own error becomes an error answer", case_failure_becomes_an_answer),
+    ("a lookup runs once, at once, answered with its own result", case_lookups_run_at_once),
 )
 
 
