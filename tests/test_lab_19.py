@@ -35,6 +35,7 @@ import helpers.labs as labs
 from helpers.history import unanswered_tool_calls
 from helpers.labs import LABS, NAMES, SOLUTIONS, CheckFailed, CheckStopped, lab19, solution_namespace
 from helpers.labs import build as labs_build
+from helpers.models import ScriptedChatModel
 
 STEM = "19_capstone_fix_the_agent"
 
@@ -995,6 +996,22 @@ def test_lab19_q5_refuses_dropping_any_hook_on_every_seed():
             lab19.check_limits(first_hook_only, seed=seed)
 
 
+def own_model(model, tools, middleware, checkpointer):  # answers each question at once, its own model
+    answer = model.answer
+
+    class Quick(ScriptedChatModel):
+        def reply(self, messages, tools=None):
+            return AIMessage(f"{answer} {sum(isinstance(m, HumanMessage) for m in messages)}")
+
+    return create_agent(Quick(script=[]), tools, middleware=list(middleware), checkpointer=checkpointer)
+
+
+def test_lab19_q5_refuses_an_agent_without_the_handed_model():
+    for seed in range(3):
+        with pytest.raises(CheckFailed, match="did not do the questions' work"):
+            lab19.check_limits(own_model, seed=seed)
+
+
 # == q6: offered and runnable ============================================================================
 def _asked(request):
     return any("order" in m.text for m in request.messages if isinstance(m, HumanMessage))
@@ -1120,6 +1137,16 @@ def test_lab19_q6_refuses_a_prefix_or_one_phrasing_on_every_seed():
         for wrong in (prefix_name, where_detects, ship_detects):
             with pytest.raises(CheckFailed, match="wrong tools"):
                 lab19.check_offer(wrong, seed=seed)
+
+
+def offering_own_model(model, tools, tracker, audit):  # ignores the model it is handed
+    return create_agent(ScriptedChatModel(script=["Happy to help."]), [*tools, tracker], middleware=[audit])
+
+
+def test_lab19_q6_refuses_an_agent_without_the_handed_model():
+    for seed in range(3):
+        with pytest.raises(CheckFailed, match="did not answer"):
+            lab19.check_offer(offering_own_model, seed=seed)
 
 
 def test_lab19_q6_verdicts(sol):

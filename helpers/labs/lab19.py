@@ -1328,6 +1328,7 @@ class _LimitRun:
     runaway: tuple[str, Any] = ("", None)
     runaway_calls: int = 0
     ran: list[str] = field(default_factory=list)
+    question_runs: int = 0  # tool runs of the two questions
 
 
 def _hooks(kinds: tuple[str, ...], seen: list[str]) -> list:
@@ -1401,6 +1402,7 @@ def _q5_play(build_limited_agent: Any, d: _LimitDraw) -> _LimitRun:
         run.results.append(_ask(agent, thread, text, 60))
         run.model_calls.append(len(seen) - before)
         run.hook_runs.append(hooked[hooks_before:])
+    run.question_runs = len(run.ran)
     seen.clear()
     runaway = _q5_agent(build_limited_agent, d, (None,), run.ran, seen, [], d.runaway_hooks)
     run.runaway = _ask(
@@ -1530,6 +1532,20 @@ def case_runaway_stops(run: _LimitRun) -> None:
     )
 
 
+def case_limited_model_used(run: _LimitRun) -> None:
+    wanted = [MAX_MODEL_CALLS, len(run.d.second) + 1]
+    runs = sum(run.d.long) + sum(run.d.second)
+    if run.model_calls != wanted or run.question_runs != runs:
+        raise fail(
+            "the model and tools handed to `build_limited_agent` did not do the questions' work",
+            expected=f"{wanted[0]} and {wanted[1]} calls of the model you were handed; {runs} tool runs",
+            observed=f"{run.model_calls[0]} and {run.model_calls[1]} model calls; {run.question_runs} "
+            "tool runs",
+            why="build the agent with the `model` and `tools` you are handed: the check scripts them",
+            where=section(AROUND, THREE_LIMITS),
+        )
+
+
 Q5_CASES = (
     (
         f"a task of exactly {MAX_MODEL_CALLS} model calls, with hook nodes, completes",
@@ -1538,6 +1554,7 @@ Q5_CASES = (
     ("a second question on the same thread completes", case_second_question_completes),
     ("the middleware handed over still runs", case_middleware_kept),
     (f"a runaway model stops within {MAX_MODEL_CALLS} model calls, with an answer", case_runaway_stops),
+    ("the model and tools handed over did the work", case_limited_model_used),
 )
 
 
@@ -1762,10 +1779,25 @@ def case_audit_kept(run: _OfferRun) -> None:
             )
 
 
+def case_offering_model_used(run: _OfferRun) -> None:
+    for (text, about), offers, ran in zip(run.d.questions, run.offers, run.ran, strict=True):
+        want = _wanted(run.d, about)
+        if len(offers) != 2 or sorted(ran) != want:
+            raise fail(
+                f"the model and tools handed to `build_offering_agent` did not answer {text!r}",
+                expected=f"2 calls of the model you were handed; each offered tool run once: {want}",
+                observed=f"{len(offers)} model call(s); {sorted(ran)} ran",
+                why="build the agent with the `model`, `tools` and `tracker` you are handed: the check "
+                "scripts them",
+                where=section(AROUND, OFFERED),
+            )
+
+
 Q6_CASES = (
     ("each model call offered exactly the tools for its question", case_offered_exactly),
     ("every tool the model was offered runs", case_offered_tools_run),
     ("the audit still sees every call", case_audit_kept),
+    ("the model and tools handed over did the work", case_offering_model_used),
 )
 
 
