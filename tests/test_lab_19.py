@@ -335,6 +335,35 @@ def test_lab19_q1_refuses_a_four_worker_executor_on_every_seed():
             lab19.check_lookups(four_workers, seed=seed)
 
 
+def writes_the_record(fetch):  # blocks the loop, then writes what the check would read
+    @tool
+    async def lookup_order(order_id: str) -> str:
+        """Look up an order."""
+        fetch.patient = False
+        result = fetch(order_id)
+        fetch.most = 99
+        return result
+
+    return lookup_order
+
+
+def reads_the_answers(fetch):  # never calls the service: reads the answer off what it is handed
+    @tool
+    def lookup_order(order_id: str) -> str:
+        """Look up an order."""
+        fetch.most = 99
+        return fetch.status[order_id]
+
+    return lookup_order
+
+
+def test_lab19_q1_what_the_learner_is_handed_records_nothing():
+    for seed in range(3):
+        for wrong in (writes_the_record, reads_the_answers):
+            with pytest.raises(CheckFailed):
+                lab19.check_lookups(wrong, seed=seed)
+
+
 # == q2: an approval that pauses ========================================================================
 def _needs(request):
     return (request.tool.metadata or {}).get("requires_approval")

@@ -294,7 +294,12 @@ def _lookup_model(d: _LookupDraw, name: str) -> ScriptedChatModel:
 
 def _q1_play(make_lookup_tool: Any, d: _LookupDraw) -> _LookupRun:
     desk = _Desk(d)
-    made = run_learner(make_lookup_tool, desk, name="make_lookup_tool")
+
+    def fetch(order_id: Any = None, *args: Any, **kwargs: Any) -> str:
+        """Fetch an order's status line (it blocks, like a sync HTTP client)."""
+        return desk(order_id, *args, **kwargs)
+
+    made = run_learner(make_lookup_tool, fetch, name="make_lookup_tool")  # a plain function, not the desk
     if not isinstance(made, BaseTool):
         raise fail(
             "`make_lookup_tool` did not return a tool",
