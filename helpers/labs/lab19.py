@@ -921,7 +921,7 @@ def check_notes(SupportState: Any, add_note: Any, *, seed: Any = None) -> str:  
         "q3",
         lambda: _q3_play(SupportState, add_note, d),
         Q3_CASES,
-        "notes written at once (two pairs alike), a later turn and a second question: every note kept, none twice.",
+        "notes written at once (two alike), a later turn and a second question: every note kept, none twice.",
     )
 
 
