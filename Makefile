@@ -125,12 +125,14 @@ handout-deps: setup
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	  else echo "The handout needs:$$missing (Debian/Ubuntu: sudo apt-get install$$missing)"; exit 1; fi; fi
 
-# Timed on this 2-core machine while other jobs ran (load 10-18), 2026-12-05: the first build 13
-# minutes. Fetching Playwright (PyPI) and mermaid (npm) took seconds of it (Chromium, poppler and the
-# CJK fonts were installed already: apt-get adds its own minutes, and needs a network); nearly all
-# of it is Chromium printing the full handout on A4 and Letter (some 400 pages each), so a later
-# build takes about as long. handout-day leaves those two out: 4-6 minutes under the same load.
-handout: handout-deps ## build the offline handout: build/handout/ site and every PDF (10-15 min, first or later)
+# Timed on this 2-core machine, 2026-12-05: while other jobs ran (load 10-18) the first build took 13
+# minutes; with little else running (load 3-6) a first build from a fresh clone took 3 min 17 s and
+# the next one 3 min 38 s. Fetching Playwright (PyPI) and mermaid (npm) took seconds of it (Chromium,
+# poppler and the CJK fonts were installed already: apt-get adds its own minutes, and needs a
+# network); nearly all of it is Chromium printing the full handout on A4 and Letter (some 400 pages
+# each), so a later build takes about as long. handout-day leaves those two out: 4-6 minutes under
+# the same load.
+handout: handout-deps ## build the offline handout: build/handout/ site and every PDF (3-4 min on a quiet machine, 10-15 busy)
 	$(PY) scripts/build_handout.py
 
 .PHONY: handout-day

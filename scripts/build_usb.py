@@ -14,8 +14,9 @@ The folder (default build/usb/toolnode-lab-usb/) holds:
   (`scripts/offline_bundle.py`, which also proves the folder installs each of them with the index
   off). The wheels are gathered with `pip download`: a venv made by uv has no pip, so pip is put
   into it first (from the standard library's `ensurepip`, no network);
-- `handout/`: the handout site without the lab solutions, its A4 and Letter PDFs, the one-page
-  cheat sheets; `slides/`: the decks and the live-coding copy of lesson 02 (both left out with
+- `handout/`: the handout site without the lab solutions, and every PDF the handout build printed
+  (the full handout and the day's, the cheat sheets, the run sheet and the feedback form, each on A4
+  and Letter); `slides/`: the decks and the live-coding copy of lesson 02 (both left out with
   `--no-docs`);
 - `README.txt`: what to do with each, written from what was bundled: the platforms and Pythons
   the wheelhouse holds (read back from its `CONTENTS.txt`), the installers for those platforms
