@@ -524,3 +524,22 @@ def test_a_solution_banner_without_its_tag_never_reaches_a_starter():
         starter_notebook(solution)
     solution.cells[0].metadata["tags"] = ["solution-only"]
     assert starter_notebook(solution).cells == []
+
+
+@pytest.mark.parametrize("stem", ["01_make_it_concurrent", "17_predict_the_agent_loop"])
+def test_a_starter_run_in_a_real_kernel_gets_its_checks_verdicts_not_a_tampering_refusal(stem):
+    """In a kernel the lab's own cells (`%xmode Minimal`, the imports, the starters) reach the check
+    through IPython's history, magics transformed: none of them may read as reaching into the check.
+    nbval cannot see this (the starter's check cells are tagged to raise), so the kernel runs it here."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(LABS / f"{stem}.ipynb", as_version=4)
+    NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True,
+                   resources={"metadata": {"path": str(LABS)}}).execute()
+    verdicts = [o for cell in nb.cells if cell.cell_type == "code" and ".check(" in cell.source
+                for o in cell.outputs if o.output_type == "error"]
+    assert verdicts, "the starter's checks raised nothing"
+    for error in verdicts:
+        assert error.ename != "CheckTampered", error.evalue
+        assert "not yet" in error.evalue, error.evalue
