@@ -467,7 +467,8 @@ def case_lookups_do_not_wait(run: Run, s: Scenario) -> None:
             expected="both fetch_rate calls already run when the reviewer is first asked",
             observed="no lookup had run at the first question",
             why=why,
-            where=section(LESSON, PER_CALL_HEADING if run.batched or not flagged else PAYLOAD_HEADING),
+            where=(section(LESSON, PER_CALL_HEADING) if run.batched or not flagged
+                   else section(LESSON, PAYLOAD_HEADING)),
         )
 
 
@@ -844,7 +845,8 @@ def case_order_failures_reach_model(run: Run, s: Scenario) -> None:
                 observed=f"{runs} attempt(s) after {asked} question(s); "
                 f"answer {answer[1:] if answer else None}",
                 why=_attempts_why(call, runs, asked, want[0]),
-                where=section(LESSON, PER_CALL_HEADING if runs > want[0] and asked > 1 else CHANGES_HEADING),
+                where=(section(LESSON, PER_CALL_HEADING) if runs > want[0] and asked > 1
+                       else section(LESSON, CHANGES_HEADING)),
             )
 
 
