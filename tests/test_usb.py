@@ -402,6 +402,24 @@ def test_a_laptop_with_no_network_installs_from_the_stick_and_the_doctor_says_re
     verdict = doctor.stdout.strip().splitlines()[-1]
     assert verdict.startswith("ready: the course runs offline here"), doctor.stdout
 
+    # an unzipped copy: no commit to reset from, so the lab comes from the zip again (usb.md)
+    unzipped = tmp_path / "unzipped"
+    with zipfile.ZipFile(stick / "repository" / "toolnode-lab.zip") as z:
+        z.extractall(unzipped)
+    lab = unzipped / "toolnode-lab" / "labs" / "01_make_it_concurrent.ipynb"
+    starter = lab.read_text(encoding="utf-8")
+    lab.write_text("{}", encoding="utf-8")
+    refused = offline(str(copy / ".venv" / "bin" / "python"), "-m", "helpers.labs", "reset", "01",
+                      cwd=unzipped / "toolnode-lab", check=False)
+    assert refused.returncode != 0 and "your file is unchanged" in refused.stderr, refused.stderr
+    assert lab.read_text(encoding="utf-8") == "{}"
+    command = re.search(r"^unzip -o (\S+) (\S+) -d \.\.$", USB_MD, re.M)
+    assert command, "usb.md gives the unzip command for one lab"
+    zip_path = command.group(1).replace("/media/usb", str(stick))
+    subprocess.run(["unzip", "-q", "-o", zip_path, command.group(2), "-d", ".."], cwd=lab.parents[1],
+                   check=True)
+    assert lab.read_text(encoding="utf-8") == starter
+
     # the doctor's output, sent in, tallies to this very stick
     outputs = tmp_path / "doctor-outputs"
     outputs.mkdir()
