@@ -128,6 +128,8 @@ def readme(targets: list[tuple[str, str]] | None, *, commit: str, repository_url
                 "--no-index --find-links W",
                 "                                           -r requirements.txt -e .   "
                 "(one line; W = this stick's wheelhouse)",
+                "                                       .venv\\Scripts\\python -m courseware.platforms "
+                "jupyterlab-settings",
                 "                                       .venv\\Scripts\\python -m courseware.doctor",
             ]
     else:

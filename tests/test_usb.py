@@ -87,6 +87,7 @@ def test_the_readme_names_only_what_the_stick_holds():
                       commit="abc1234", repository_url="https://github.com/ada/toolnode-lab")
     assert "macOS, Apple chip (M1 or later)  Python 3.12, 3.13" in room
     assert "py -3.12 -m venv .venv" in room and "--no-deps --no-index --find-links W" in room
+    assert "python -m courseware.platforms jupyterlab-settings" in room
     assert "xcode-select --install" in room and "Linux" not in room and "apt install" not in room
     assert "git clone https://github.com/ada/toolnode-lab" in room
     assert "handout/" not in room and "slides/" not in room, "documents left out are not announced"
@@ -468,8 +469,10 @@ def test_a_laptop_with_no_network_installs_from_the_stick_and_the_doctor_says_re
     offline(pip_python, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", "--find-links",
             str(stick / "wheelhouse"), "-r", "requirements.txt", "-e", ".")
     by_pip = time.monotonic() - started
+    offline(pip_python, "-m", "courseware.platforms", "jupyterlab-settings")
     doctor = offline(pip_python, "-m", "courseware.doctor")
     assert doctor.stdout.strip().splitlines()[-1].startswith("ready:"), doctor.stdout
+    assert "[FAIL]" not in doctor.stdout and "jupyterlab offline: no update check" in doctor.stdout
     with capsys.disabled():
         print(f"\nmake usb NODOCS=1 (one platform): {built:.0f} s; make offline-install: {installed:.0f} s; "
               f"pip path: {by_pip:.0f} s; network cut by {'unshare -n' if prefix else 'the environment'}")
