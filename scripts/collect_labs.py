@@ -45,7 +45,7 @@ def discover(folder: Path) -> list[tuple[str, str, Path]]:
     found = []
     for path in sorted(folder.rglob("*.ipynb")):
         rel = path.relative_to(folder)
-        if {".ipynb_checkpoints", ".backups", "solutions"} & set(rel.parts):
+        if {".ipynb_checkpoints", "backups", "solutions"} & set(rel.parts):
             continue
         stem = next((s for s in stems if s in path.stem), None)
         if stem is None:
