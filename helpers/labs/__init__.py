@@ -48,7 +48,9 @@ import re
 import sysconfig
 import textwrap
 import threading
+import time
 import traceback
+import types
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -389,8 +391,12 @@ def run_limited(
     limit = LIMIT if limit is None else limit
     state: dict[str, Any] = {}
     done = threading.Event()
+    watch = getattr(_watching, "watch", None)  # the check's own run this thread belongs to, if any
+    if watch is not None and watch.cancelled:
+        raise KeyboardInterrupt  # the check was stopped: its background run goes no further
 
     def work() -> None:
+        _watching.watch = watch  # a run started from this one pauses the check's own clock too
         try:
             if _is_async_callable(fn):
                 state["value"] = run_in_fresh_loop(lambda: fn(*args, **kwargs), state, loop_factory)
@@ -407,8 +413,15 @@ def run_limited(
     threads_before = set(threading.enumerate())
     target = work if context is None else functools.partial(context.run, work)
     worker = threading.Thread(target=target, name=f"lab-check:{label}", daemon=True)
-    worker.start()
-    if not done.wait(limit):
+    if watch is not None:
+        watch.pause()
+    try:
+        worker.start()
+        finished = done.wait(limit)
+    finally:
+        if watch is not None:
+            watch.resume()
+    if not finished:
         task, loop = state.get("task"), state.get("loop")
         stopped = False
         if task is not None and loop is not None and not loop.is_closed():
@@ -439,6 +452,113 @@ def run_limited(
         )
         hung.stopped = stopped
         raise hung
+    if "error" in state:
+        raise state["error"]
+    return state.get("value")
+
+
+class _Watch:
+    """The clock of a check's own run (`_run_watched`): the time its thread spends outside the runs
+    of learner code it starts (`run_limited`, `run_learner`), each of which has its own limit."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.depth = 0
+        self.since = _monotonic()
+        self.cancelled = False
+
+    def pause(self) -> None:
+        with self.lock:
+            self.depth += 1
+
+    def resume(self) -> None:
+        with self.lock:
+            self.depth -= 1
+            self.since = _monotonic()
+
+    def overdue(self, limit: float) -> float:
+        """Seconds to wait before the own-time limit is reached (<= 0: reached)."""
+        with self.lock:
+            if self.depth > 0:
+                return 0.25  # a run of learner code is under way: its own limit counts
+            return limit - (_monotonic() - self.since)
+
+
+_watching = threading.local()
+"""`watch`: the `_Watch` of the check whose code runs on this thread (None outside a check)."""
+_monotonic = time.monotonic
+OWN_LIMIT = 10.0
+"""Seconds a check's own code may run on end between the runs of learner code it starts, each of
+which has its own limit: what it spends reading what the learner's code gave (its `__eq__`,
+`__hash__`, `__len__`, a property, a class's `__name__`), which may be learner code too."""
+
+
+def _stuck_in(thread: threading.Thread) -> str:
+    """Where `thread` is now: the learner's frame, `your `__hash__`, line 3 of your cell: `...``."""
+    import sys
+
+    frame = sys._current_frames().get(thread.ident or -1)
+    if frame is None:
+        return ""
+    frames = traceback.extract_stack(frame)
+    mine = [f for f in frames if _kind(f.filename) == "learner"]
+    if mine:
+        return f"your {_where(mine[-1], mine)}"
+    last = frames[-1] if frames else None
+    return f"the course's `{last.name}`, line {last.lineno} of {Path(last.filename).name}" if last else ""
+
+
+def _run_watched(fn: Callable[..., Any], *args: Any, key: str, limit: float | None = None) -> Any:
+    """`fn(*args)` (a check's own code, which reads the learner's values) in a daemon worker thread of
+    the caller's context; its value, or its exception re-raised. The check's own time is limited
+    (`OWN_LIMIT`, not counting the runs of learner code it starts, limited each on its own): past
+    it, the check gives a verdict naming where it was stuck, and the kernel stays usable. A
+    `KeyboardInterrupt` in the caller (the stop button) stops the run at its next learner run."""
+    limit = OWN_LIMIT if limit is None else limit
+    watch = _Watch()
+    state: dict[str, Any] = {}
+    done = threading.Event()
+
+    def work() -> None:
+        _watching.watch = watch
+        try:
+            state["value"] = fn(*args)
+        except BaseException as exc:  # noqa: BLE001 - handed back to the caller's thread
+            state["error"] = exc
+        finally:
+            _watching.watch = None
+            done.set()
+
+    context = contextvars.copy_context()
+    worker = threading.Thread(target=context.run, args=(work,), name=f"lab-check:{key}", daemon=True)
+    worker.start()
+    try:
+        while not done.is_set():
+            wait = watch.overdue(limit)
+            if wait <= 0:
+                break
+            done.wait(wait)
+    except BaseException:
+        watch.cancelled = True
+        raise
+    if not done.is_set():
+        watch.cancelled = True
+        where = _stuck_in(worker)
+        course = where.startswith("the course's")
+        if course:
+            text = (
+                f"the check's own code did not finish within {limit:g} s (stuck in {where}) — a bug in "
+                "the course, not in your code: please report it"
+            )
+        else:
+            text = (
+                f"your code did not return within {limit:g} s while the check read what it gave"
+                f"{' (in ' + where + ')' if where else ''} — an `__eq__`, `__hash__`, `__len__`, "
+                "`__iter__`, a property or a class's `__name__` that waits or loops forever? It runs on in "
+                "a background (daemon) thread that cannot be stopped from here until the kernel restarts "
+                "(Kernel → Restart); the notebook stays usable."
+            )
+        raise LearnerHung(text, summary=f"did not return within {limit:g} s while the check read it")
     if "error" in state:
         raise state["error"]
     return state.get("value")
@@ -747,7 +867,9 @@ class Exercise:
         names: the names the learner defines (looked up in the notebook's globals).
         checker: `checker(*values) -> str` runs them for real (learner code through `run_learner`);
             returns a one-line summary when they are right, raises `CheckFailed` (from `fail` or
-            `Cases.result`) when not.
+            `Cases.result`) when not. Kept in the guard's registry when the exercise is created; the
+            `checker` attribute then holds an opaque stand-in (`sealed_checker`), so nothing the notebook
+            holds leads to the checker or the data it is bound to.
         hints: tiered hints, a nudge first, then more.
     """
 
@@ -762,28 +884,14 @@ class Exercise:
     )  # what a notebook may use of it (`q1.check()`, ...); the scan refuses the rest
 
     def __post_init__(self) -> None:
-        # the fields as created: the check runs these, whatever the attributes say later
-        _guard.register(self)
+        # the fields as created, and the class: the check runs these, whatever the attributes say later
+        _guard.register(self, sealed_checker)
 
     def _fields(self) -> Any:
         return _guard.registered(self) or self
 
     def values(self, namespace: Mapping[str, Any]) -> list[Any]:
-        values = []
-        for name in self._fields().names:
-            if name not in namespace:
-                raise CheckFailed(
-                    f"{self.key} — not yet: `{name}` is not defined.\n"
-                    f"  Run the exercise cell above (replace its `raise NotImplementedError(...)` with your "
-                    f"code first), then this check again."
-                )
-            values.append(namespace[name])
-        return values
-
-    def _stuck(self) -> str:
-        return (
-            f"  stuck?    {self.key}.hint() for a nudge, {self.key}.hint(2) for more, {self.key}.solution()"
-        )
+        return _read_values(self._fields(), namespace)
 
     def run(self, namespace: Mapping[str, Any], sources: list[str] | None = None) -> str:
         """The checker's summary, or `CheckFailed` — whatever the learner's code does.
@@ -792,50 +900,12 @@ class Exercise:
         changed (`helpers.labs.guard`), and it scans the learner's code (`sources`: the cells to
         read; by default the cells this kernel ran, and `namespace["In"]`) for code that reads or
         writes a check's internals. Either gives a `CheckTampered` verdict instead of a grade."""
-        fields = self._fields()
-        _refuse_tampering(self, fields.key)
-        _refuse_reaching_in(fields.key, namespace, sources)
-        try:
-            values = self.values(namespace)
-            summary = self._judge(fields, values)
-        except CheckFailed as verdict:
-            _refuse_tampering(self, fields.key)  # a check changed while it ran cannot fail you either
-            raise verdict.with_traceback(None) from None
-        _refuse_tampering(self, fields.key)
-        return summary
+        return _PATH["run"](self, namespace, sources)
 
     def _judge(self, fields: Any, values: list[Any]) -> str:
-        key = fields.key
-        stuck = _stuck(key)
-        try:
-            summary = fields.checker(*values)
-        except StillAStub as exc:
-            raise CheckFailed(f"{key} — not yet: {exc}\n{stuck}") from None
-        except LearnerHung as exc:
-            raise CheckFailed(f"{key} — not yet: {exc}\n{stuck}") from None
-        except LearnerRaised as exc:
-            raise CheckFailed(
-                f"{key} — not yet: {exc}\n"
-                "  Fix that line (`%xmode Context` shows the whole traceback when you run the function "
-                f"yourself), then this check again.\n{stuck}"
-            ) from None
-        except CheckFailed:
-            raise
-        except KeyboardInterrupt:
-            raise
-        except BaseException as exc:  # noqa: BLE001 - learner code called outside run_learner
-            # SystemExit, GeneratorExit, CancelledError included: raised by an object the check reads
-            # (its __eq__, __iter__, __len__, __repr__, a property) as much as by a function it calls
-            if is_stub(exc):
-                raise CheckFailed(
-                    f"{key} — not yet: your code still raises NotImplementedError: {exc} (the starter's "
-                    f"stub line). Replace that `raise` line with your code, run the cell, then this check "
-                    f"again.\n{stuck}"
-                ) from None
-            raise CheckFailed(f"{key} — not yet: {_describe_safely(exc)}\n{stuck}") from None
-        if type(summary) is not str:  # a checker returns its own text; anything else came from elsewhere
-            summary = "all cases passed"
-        return summary
+        """The registered checker on `values`, every exception turned into a verdict (run on the
+        check's own worker thread, `_run_watched`)."""
+        return _PATH["judge"](fields, values)
 
     def check(self, namespace: Mapping[str, Any] | None = None) -> None:
         """Run the learner's code for real; print a confirmation, or raise `CheckFailed`.
@@ -844,52 +914,81 @@ class Exercise:
         counted, so the verdict stays on screen. Safe to run twice, or before the cell defining
         the names ran (it says which cell to run). Whatever the learner's code raises ends in a
         verdict; a `KeyboardInterrupt` (the stop button) ends it with one line."""
-        if namespace is None:
-            namespace = inspect.currentframe().f_back.f_globals  # the notebook's names
-        self._check(namespace, None)
+        raise NotImplementedError  # replaced below by the check path (`_make_check_path`)
 
     def _check(self, namespace: Mapping[str, Any], sources: list[str] | None) -> None:
-        key = self._fields().key
-        self.passed = False
-        try:
-            with bounded_output() as printed:
-                try:
-                    summary = self.run(namespace, sources)
-                except CheckFailed as exc:
-                    error = exc
-                else:
-                    error = None
-            shown = printed.summary()
-        except KeyboardInterrupt:
-            raise CheckStopped(
-                f"{key} — check stopped: KeyboardInterrupt (the stop button, or your code raised it) before "
-                f"a verdict; run the check again."
-            ) from None
-        except BaseException as exc:  # noqa: BLE001 - whatever escaped, a verdict
-            raise CheckFailed(f"{key} — not yet: {_describe_safely(exc)}\n{_stuck(key)}") from None
-        if error is not None:
-            if shown and not isinstance(error, CheckStopped):
-                kind = type(error) if type(error) in (CheckFailed, CheckTampered) else CheckFailed
-                raise kind(f"{error}\n{shown}", **error.fields) from None
-            raise error.with_traceback(None) from None
-        if shown:
-            print(shown)
-        self.passed = True
-        print(f"✔ {key} passed: {summary}")
+        raise NotImplementedError  # replaced below by the check path (`_make_check_path`)
 
     def hint(self, level: int = 1) -> None:
         """Print hint `level` (1: a nudge; higher: more)."""
-        level = max(1, min(level, len(self.hints)))
-        more = f"  (more: {self.key}.hint({level + 1}))" if level < len(self.hints) else ""
-        text = (
-            f"Hint {level}/{len(self.hints)} for {self.key}: {' '.join(self.hints[level - 1].split())}{more}"
-        )
+        hints = self._fields().hints
+        level = max(1, min(level, len(hints)))
+        more = f"  (more: {self.key}.hint({level + 1}))" if level < len(hints) else ""
+        text = f"Hint {level}/{len(hints)} for {self.key}: {' '.join(hints[level - 1].split())}{more}"
         print(textwrap.fill(text, width=100, break_long_words=False, break_on_hyphens=False))
 
     def solution(self) -> None:
         """Print the solution, read from `labs/solutions/` (the single source of truth)."""
         print(f"Solution for {self.key} (from labs/solutions/{NAMES[self.lab]}.ipynb):\n")
         print(solution_text(self.lab, self.key))
+
+
+def sealed_checker(*args: Any, **kwargs: Any) -> str:
+    """What an exercise's public `checker` attribute holds: the checker runs only through `check()`."""
+    raise CheckFailed("an exercise's checker runs only through its `check()`: call `q1.check()`")
+
+
+def _read_values(fields: Any, namespace: Mapping[str, Any]) -> list[Any]:
+    values = []
+    for name in fields.names:
+        if name not in namespace:
+            raise CheckFailed(
+                f"{fields.key} — not yet: `{name}` is not defined.\n"
+                f"  Run the exercise cell above (replace its `raise NotImplementedError(...)` with your "
+                f"code first), then this check again."
+            )
+        values.append(namespace[name])
+    return values
+
+
+def _judge_values(fields: Any, values: list[Any]) -> str:
+    key = fields.key
+    stuck = _stuck(key)
+    try:
+        summary = fields.checker(*values)
+    except StillAStub as exc:
+        raise CheckFailed(f"{key} — not yet: {exc}\n{stuck}") from None
+    except LearnerHung as exc:
+        raise CheckFailed(f"{key} — not yet: {exc}\n{stuck}") from None
+    except LearnerRaised as exc:
+        raise CheckFailed(
+            f"{key} — not yet: {exc}\n"
+            "  Fix that line (`%xmode Context` shows the whole traceback when you run the function "
+            f"yourself), then this check again.\n{stuck}"
+        ) from None
+    except CheckFailed:
+        raise
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - learner code called outside run_learner
+        # SystemExit, GeneratorExit, CancelledError included: raised by an object the check reads
+        # (its __eq__, __iter__, __len__, __repr__, a property) as much as by a function it calls
+        if is_stub(exc):
+            raise CheckFailed(
+                f"{key} — not yet: your code still raises NotImplementedError: {exc} (the starter's "
+                f"stub line). Replace that `raise` line with your code, run the cell, then this check "
+                f"again.\n{stuck}"
+            ) from None
+        raise CheckFailed(f"{key} — not yet: {_describe_safely(exc)}\n{stuck}") from None
+    if type(summary) is not str:  # a checker returns its own text; anything else came from elsewhere
+        summary = "all cases passed"
+    return summary
+
+
+def _read_and_judge(fields: Any, namespace: Mapping[str, Any]) -> str:
+    """On the check's own thread: the learner's names read (a mapping of theirs may be code too), then
+    judged."""
+    return _judge_values(fields, _read_values(fields, namespace))
 
 
 def _describe_safely(exc: BaseException) -> str:
@@ -910,17 +1009,15 @@ def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 2] + " …"
 
 
-def _refuse_tampering(exercise: Exercise, key: str) -> None:
-    """Raise `CheckTampered` when anything the check is made of is no longer as it was imported."""
-    found = _guard.changes(exercise)  # built with builtins only below: `shorten` may be what was changed
-    if not found:
-        return
+def _tampered(key: str, found: list[str]) -> CheckTampered:
+    """The verdict for a check whose own code, data or exercise changed (`found` names what); built with
+    builtins only: `shorten` may be what was changed."""
     shown = ", ".join(found[:6]) + (f" and {len(found) - 6} more" if len(found) > 6 else "")
     why = (
         "a check grades what your code does; a check whose own code, data or draws were changed by code "
         "run in this kernel says nothing about it, so it does not judge"
     )
-    raise CheckTampered(
+    return CheckTampered(
         f"{key} — not yet: this check cannot judge: code run in this kernel changed what it is made of.\n"
         f"  changed:  {_cut(shown, 400)}\n"
         f"  fix:      {FIX_TAMPERING}.\n"
@@ -931,6 +1028,13 @@ def _refuse_tampering(exercise: Exercise, key: str) -> None:
         where="restart the kernel and run the cells again",
         why=why,
     )
+
+
+def _refuse_tampering(exercise: Exercise, key: str) -> None:
+    """Raise `CheckTampered` when anything the check is made of is no longer as it was imported."""
+    found = _PATH["changes"](exercise)
+    if found:
+        raise _PATH["tampered"](key, found)
 
 
 def _refuse_reaching_in(key: str, namespace: Any, sources: list[str] | None) -> None:
@@ -961,6 +1065,120 @@ def _refuse_reaching_in(key: str, namespace: Any, sources: list[str] | None) -> 
         where="the lab's Setup cell: what it imports is what an exercise may use",
         why="a verdict on the check's own internals says nothing about your code",
     )
+
+
+def _make_check_path() -> dict[str, Any]:
+    """The path every `q1.check()` takes, its functions captured here once, at import: a notebook that
+    rebinds a module attribute (`guard.changes`, `helpers.labs._refuse_tampering`, `Exercise._judge`)
+    or swaps an exercise's class changes something the first step verifies, never the path itself.
+
+    1. verify (`guard.changes`: the course's modules, the standard library and library classes the
+       checks drive, the exercise's registered fields and class) — nothing else has run yet;
+    2. scan the kernel's cells for code that reaches into a check;
+    3. read the learner's names and run the registered checker on the check's own worker thread
+       (`_run_watched`): a hang in anything it reads of the learner's is cut with a verdict;
+    4. verify again, then the verdict."""
+    changes, registered = _guard.changes, _guard.registered
+    tampered, refuse_reaching_in, read_and_judge, judge = (
+        _tampered,
+        _refuse_reaching_in,
+        _read_and_judge,
+        _judge_values,
+    )
+    run_watched, output, stuck_text, describe = _run_watched, bounded_output, _stuck, _describe_safely
+    check_failed, check_tampered, check_stopped, learner_hung = (
+        CheckFailed,
+        CheckTampered,
+        CheckStopped,
+        LearnerHung,
+    )
+    getframe = __import__("sys")._getframe
+    print_, type_ = print, type
+
+    def fields_of(exercise: Any) -> Any:
+        fields = registered(exercise)
+        if fields is None:  # not made by Exercise(...): nothing registered to run
+            raise check_failed("this object was not created as an exercise of the course: nothing to check")
+        return fields
+
+    def verify(exercise: Any, key: str) -> None:
+        found = changes(exercise)
+        if found:
+            raise tampered(key, found)
+
+    def run(exercise: Any, namespace: Mapping[str, Any], sources: list[str] | None) -> str:
+        fields = fields_of(exercise)
+        verify(exercise, fields.key)
+        refuse_reaching_in(fields.key, namespace, sources)
+        try:
+            summary = run_watched(read_and_judge, fields, namespace, key=fields.key)
+        except learner_hung as exc:
+            verify(exercise, fields.key)
+            raise check_failed(
+                f"{fields.key} — not yet: {exc}\n{stuck_text(fields.key)}", **exc.fields
+            ) from None
+        except check_failed as verdict:
+            verify(exercise, fields.key)  # a check changed while it ran cannot fail you either
+            raise verdict.with_traceback(None) from None
+        verify(exercise, fields.key)
+        return summary
+
+    def check_in(exercise: Any, namespace: Mapping[str, Any], sources: list[str] | None) -> None:
+        fields = fields_of(exercise)
+        key = fields.key
+        verify(exercise, key)  # before anything the exercise's attributes or class say runs
+        exercise.passed = False
+        try:
+            with output() as printed:
+                try:
+                    summary = run(exercise, namespace, sources)
+                except check_failed as exc:
+                    error = exc
+                else:
+                    error = None
+            shown = printed.summary()
+        except KeyboardInterrupt:
+            raise check_stopped(
+                f"{key} — check stopped: KeyboardInterrupt (the stop button, or your code raised it) before "
+                f"a verdict; run the check again."
+            ) from None
+        except BaseException as exc:  # noqa: BLE001 - whatever escaped, a verdict
+            raise check_failed(f"{key} — not yet: {describe(exc)}\n{stuck_text(key)}") from None
+        if error is not None:
+            if shown and not isinstance(error, check_stopped):
+                kind = type_(error) if type_(error) in (check_failed, check_tampered) else check_failed
+                raise kind(f"{error}\n{shown}", **error.fields) from None
+            raise error.with_traceback(None) from None
+        if shown:
+            print_(shown)
+        exercise.passed = True
+        print_(f"✔ {key} passed: {summary}")
+
+    def check(self: Any, namespace: Mapping[str, Any] | None = None) -> None:
+        if namespace is None:
+            namespace = getframe(1).f_globals  # the notebook's names
+        check_in(self, namespace, None)
+
+    def judge_method(self: Any, fields: Any, values: list[Any]) -> str:
+        return judge(fields, values)
+
+    check.__doc__ = Exercise.check.__doc__
+    for fn, name in ((check, "check"), (check_in, "_check")):
+        fn.__qualname__, fn.__name__, fn.__module__ = f"Exercise.{name}", name, __name__
+    return {
+        "check": check,
+        "_check": check_in,
+        "run": run,
+        "judge": judge,
+        "changes": changes,
+        "tampered": tampered,
+    }
+
+
+_PATH = _make_check_path()
+Exercise.check = _PATH["check"]
+Exercise._check = _PATH["_check"]
+_PATH = types.MappingProxyType(_PATH)
 
 
 # -- plain values -------------------------------------------------------------------------------------------

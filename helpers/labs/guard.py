@@ -381,76 +381,258 @@ def _details(fact: Fact) -> list[str]:
     return []
 
 
+_TESTS = HELPERS.parent / "tests"
+
+
+def _from_tests() -> bool:
+    """True when the code that asked (the first caller outside this module and `contextlib`) is a
+    file of the course's tests/, not a notebook cell."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename in _PASSING_THROUGH:
+        frame = frame.f_back
+    if frame is None:
+        return False
+    filename = frame.f_code.co_filename
+    if not (filename.startswith(_TESTS_PREFIX) and filename.endswith(".py")):
+        return False
+    try:
+        return Path(filename).is_file()
+    except (OSError, ValueError):
+        return False
+
+
+_TESTS_PREFIX = str(_TESTS) + "/"
+_PASSING_THROUGH = frozenset({__file__, contextlib.__file__})
+
+
 # -- the snapshot, the registry and the switch: kept in closures, not in module attributes ---------------
 @dataclass(frozen=True)
 class Registered:
-    """An exercise's fields as they were when it was created."""
+    """An exercise's fields as they were when it was created, its class, and the opaque stand-in its
+    public `checker` attribute holds (the checker itself is kept here only)."""
 
     lab: str
     key: str
     names: tuple[str, ...]
     checker: Any
     hints: tuple[str, ...]
+    kind: type = object
+    public: Any = None
+
+
+LIBRARY_WATCHED = (
+    "langgraph.pregel.main",
+    "langgraph.pregel._algo",
+    "langgraph.pregel._loop",
+    "langgraph.pregel._runner",
+    "langgraph.pregel._executor",
+    "langgraph.pregel._read",
+    "langgraph.pregel._write",
+    "langgraph.pregel._io",
+    "langgraph.pregel._call",
+    "langgraph.pregel._retry",
+    "langgraph.pregel._checkpoint",
+    "langgraph.graph.state",
+    "langgraph.graph._branch",
+    "langgraph.graph._node",
+    "langgraph.graph.message",
+    "langgraph.channels.base",
+    "langgraph.channels.binop",
+    "langgraph.channels.last_value",
+    "langgraph.channels.topic",
+    "langgraph.channels.ephemeral_value",
+    "langgraph.channels.named_barrier_value",
+    "langgraph.types",
+    "langgraph.config",
+    "langgraph.errors",
+    "langgraph.prebuilt.tool_node",
+    "langgraph.prebuilt.chat_agent_executor",
+    "langgraph.checkpoint.memory",
+    "langgraph.checkpoint.base",
+    "langgraph._internal._runnable",
+    "langchain.agents.factory",
+    "langchain.agents.middleware.types",
+    "langchain_core.tools.base",
+    "langchain_core.tools.structured",
+    "langchain_core.tools.simple",
+    "langchain_core.tools.convert",
+    "langchain_core.runnables.base",
+    "langchain_core.runnables.config",
+    "langchain_core.messages.ai",
+    "langchain_core.messages.tool",
+    "langchain_core.messages.base",
+    "langchain_core.language_models.chat_models",
+    "langchain_core.callbacks.manager",
+    "langchain_mcp_adapters.tools",
+)
+"""Library modules the course's scenarios and checks drive (Pregel's `invoke`/`stream`/`ainvoke`/
+`astream`, its loop, runner and algorithm; `StateGraph.compile`; `ToolNode`; `create_agent`;
+`InMemorySaver`; `BaseTool.invoke`/`ainvoke`; chat models, messages, callbacks): their functions and
+classes, and the functions of those classes, are verified like the standard library's. A deeper
+internal (a module not listed) is out of reach (labs/README.md)."""
+
+
+def _library_facts(module: types.ModuleType) -> tuple[Any, ...]:
+    """One library module's functions and classes, as a few batches verified at C speed: (dict, keys,
+    values, labels) for each namespace, (functions, code objects, labels) for their code. A function
+    a notebook cell defined and put there before this snapshot is a suspect, named by `changes`."""
+    name = module.__name__
+    short = name
+    batches: list[tuple[Any, ...]] = []
+    functions: list[Any] = []
+    labels: list[str] = []
+    suspects: list[str] = []
+
+    def batch(space: Any, prefix: str, kinds: tuple[type, ...]) -> None:
+        keys = tuple(k for k, v in space.items() if isinstance(v, kinds) and k not in _VOLATILE)
+        if not keys:
+            return
+        values = tuple(space[k] for k in keys)
+        batches.append((space, keys, values, tuple(f"{prefix}.{k}" for k in keys)))
+        for key, value in zip(keys, values, strict=True):
+            fn = value.__func__ if isinstance(value, staticmethod | classmethod) else value
+            if isinstance(fn, types.FunctionType):
+                functions.append(fn)
+                labels.append(f"{prefix}.{key}")
+                if fn.__module__ == "__main__" or _CELL_FILE.search(fn.__code__.co_filename):
+                    suspects.append(f"{prefix}.{key}")
+
+    space = vars(module)
+    batch(space, short, (types.FunctionType, type))
+    for value in list(space.values()):
+        if isinstance(value, type) and value.__module__ == name:
+            batch(vars(value), value.__qualname__, (types.FunctionType, staticmethod, classmethod, property))
+    codes = tuple(fn.__code__ for fn in functions)
+    return (module, tuple(batches), (tuple(functions), codes, tuple(labels)), tuple(suspects))
+
+
+_CELL_FILE = re.compile(r"(ipykernel_\d+[/\\]\d+\.py$)|(^<ipython-input-)|(^<cell)")
 
 
 def _make_guard() -> tuple[Any, ...]:
     facts_by_module: dict[str, tuple[types.ModuleType, list[Fact]]] = {}
+    library: dict[str, tuple[Any, ...]] = {}
     exercises: dict[int, tuple[Any, Registered, list[Fact]]] = {}
     state = {"enforce": True}
     lock = threading.RLock()
+    # what verification runs, captured now: a notebook that rebinds a name of this module (even
+    # `guard.changes` itself, through `exec`) changes a fact these verify, never these
+    broken, details, walker, stdlib_facts, library_facts = (
+        _broken,
+        _details,
+        _Walker,
+        _stdlib_facts,
+        _library_facts,
+    )
+    is_course_name, is_course_file, watched, other_lab = (
+        _is_course_module_name,
+        _is_course_file,
+        _watched,
+        _OTHER_LAB,
+    )
+    from_tests, missing, modules = _from_tests, _MISSING, sys.modules
+    library_names = LIBRARY_WATCHED
+    stdlib_names = STDLIB_WATCHED
+    import operator as _operator
+
+    is_, itemgetter, attrgetter = _operator.is_, _operator.itemgetter, _operator.attrgetter
+    all_, map_, getattr_, type_, tuple_, vars_, len_ = all, map, getattr, type, tuple, vars, len
+    code_of = attrgetter("__code__")
+
+    def take_library() -> None:
+        for name in library_names:
+            if name not in library:
+                module = modules.get(name)
+                if module is not None:
+                    library[name] = library_facts(module)
 
     def take(name: str) -> None:
         """Snapshot module `name` (and, once each, the watched modules it refers to)."""
-        module = sys.modules.get(name)
+        module = modules.get(name)
         if module is None:
             return
         with lock:
             pending = [name]
             while pending:
                 current = pending.pop()
-                module = sys.modules.get(current)
+                module = modules.get(current)
                 if module is None:
                     continue
                 if current in facts_by_module and facts_by_module[current][0] is not module:
                     continue  # another copy under the same name (a grading's pristine one): not ours
                 facts: list[Fact] = []
-                if _is_course_module_name(current):
+                if is_course_name(current):
                     met: set[str] = set()
-                    _Walker(facts, met).module(module)
-                    pending += [m for m in met if m not in facts_by_module and m != current and _watched(m)]
+                    walker(facts, met).module(module)
+                    pending += [m for m in met if m not in facts_by_module and m != current and watched(m)]
                 else:
-                    _stdlib_facts(module, facts)
+                    stdlib_facts(module, facts)
                 facts_by_module[current] = (module, facts)
-            for name in STDLIB_WATCHED:
-                if name in sys.modules and name not in facts_by_module:
+            for name in stdlib_names:
+                if name in modules and name not in facts_by_module:
                     stdlib: list[Fact] = []
-                    _stdlib_facts(sys.modules[name], stdlib)
-                    facts_by_module[name] = (sys.modules[name], stdlib)
+                    stdlib_facts(modules[name], stdlib)
+                    facts_by_module[name] = (modules[name], stdlib)
+            take_library()
 
     def untaken() -> list[str]:
         return [
             name
-            for name, module in list(sys.modules.items())
-            if _is_course_module_name(name)
+            for name, module in list(modules.items())
+            if is_course_name(name)
             and name not in facts_by_module
             and module is not None
-            and _is_course_file(getattr(module, "__file__", "") or "")
+            and is_course_file(getattr(module, "__file__", "") or "")
             and not name.endswith("__main__")
         ]
 
-    def register(exercise: Any) -> None:
+    def register(exercise: Any, public: Any = None) -> None:
+        """Keep `exercise`'s fields, its class and its checker here; its `checker` attribute becomes
+        `public` (an opaque stand-in), so nothing the notebook holds leads to the checker's data."""
         fields = Registered(
-            exercise.lab, exercise.key, tuple(exercise.names), exercise.checker, tuple(exercise.hints)
+            exercise.lab,
+            exercise.key,
+            tuple(exercise.names),
+            exercise.checker,
+            tuple(exercise.hints),
+            type(exercise),
+            public if public is not None else exercise.checker,
         )
         facts: list[Fact] = []
-        walker = _Walker(facts, set())
-        walker.value(exercise.checker, f"{exercise.key}'s checker", 1)
+        walk = walker(facts, set())
+        walk.value(exercise.checker, f"{exercise.key}'s checker", 1)
         with lock:
             exercises[id(exercise)] = (exercise, fields, facts)
+        if public is not None:
+            exercise.checker = public
 
     def registered(exercise: Any) -> Registered | None:
         entry = exercises.get(id(exercise))
         return entry[1] if entry is not None and entry[0] is exercise else None
+
+    def library_changes() -> list[str]:
+        found: list[str] = []
+        for _, batches, (functions, codes, labels), suspects in list(library.values()):
+            found += [f"{s} (changed before the checks were imported)" for s in suspects]
+            for space, keys, values, names in batches:
+                try:
+                    now = itemgetter(*keys)(space) if len_(keys) > 1 else (space[keys[0]],)
+                except KeyError:
+                    now = tuple_(space.get(k, missing) for k in keys)
+                if all_(map_(is_, now, values)):
+                    continue
+                found += [
+                    f"{label} ({'deleted' if got is missing else 'replaced'})"
+                    for label, got, was in zip(names, now, values, strict=True)
+                    if got is not was
+                ]
+            if functions and not all_(map_(is_, map_(code_of, functions), codes)):
+                found += [
+                    f"{label} (its code replaced)"
+                    for label, fn, code in zip(labels, functions, codes, strict=True)
+                    if fn.__code__ is not code
+                ]
+        return found
 
     def changes(exercise: Any = None) -> list[str]:
         """What no longer is as it was imported: readable labels, most specific first."""
@@ -458,6 +640,8 @@ def _make_guard() -> tuple[Any, ...]:
             return []
         for name in untaken():  # a course module imported before the guard: trusted on first sight
             take(name)
+        if len_(library) < len_(library_names):
+            take_library()
         found: list[str] = []
         with lock:
             entry = exercises.get(id(exercise)) if exercise is not None else None
@@ -466,39 +650,42 @@ def _make_guard() -> tuple[Any, ...]:
             groups = [
                 facts
                 for name, (_, facts) in facts_by_module.items()
-                if lab is None or name == lab or not _OTHER_LAB.fullmatch(name)
+                if lab is None or name == lab or not other_lab.fullmatch(name)
             ]
         if entry is not None and entry[0] is exercise:
             _, fields, facts = entry
             groups.append(facts)
+            if type_(exercise) is not fields.kind:
+                found.append(f"{fields.key}.__class__ (replaced)")
+            space = vars_(exercise) if type_(getattr_(exercise, "__dict__", None)) is dict else {}
             for attr in ("lab", "key", "names", "checker", "hints"):
-                now = getattr(exercise, attr, _MISSING)
-                was = getattr(fields, attr)
-                if now is not was and not (type(was) is tuple and type(now) is tuple and now == was):
+                now = space.get(attr, missing)
+                was = fields.public if attr == "checker" else getattr_(fields, attr)
+                if now is not was and not (type_(was) is tuple and type_(now) is tuple and now == was):
                     found.append(f"{fields.key}.{attr} (replaced)")
-            extra = [
-                k for k in vars(exercise) if k not in ("lab", "key", "names", "checker", "hints", "passed")
-            ]
+            extra = [k for k in space if k not in ("lab", "key", "names", "checker", "hints", "passed")]
             found += [f"{fields.key}.{k} (added)" for k in extra]
         for facts in groups:
             for fact in facts:
                 kind = fact[0]
                 if kind == "item":
-                    if fact[1].get(fact[2], _MISSING) is fact[3]:
+                    if fact[1].get(fact[2], missing) is fact[3]:
                         continue
-                elif kind == "attr" and getattr(fact[1], fact[2], _MISSING) is fact[3]:
+                elif kind == "attr" and getattr_(fact[1], fact[2], missing) is fact[3]:
                     continue
-                how = _broken(fact)
+                how = broken(fact)
                 if how is None:
                     continue
-                detail = _details(fact)
+                detail = details(fact)
                 found += detail or [f"{fact[4]} ({how})"]
+        found += library_changes()
         unique = list(dict.fromkeys(found))
         return unique
 
     def enforce(on: bool) -> bool:
-        """Turn verification on or off (the course's tests patch limits on purpose); returns the old
-        setting."""
+        """Turn verification on, or (from the course's tests only) off; returns the old setting."""
+        if not on and not from_tests():
+            raise PermissionError("only the course's tests turn the checks' verification off")
         old = state["enforce"]
         state["enforce"] = bool(on)
         return old
@@ -522,24 +709,10 @@ def _watched(name: str) -> bool:
 take, register, registered, changes, _enforce, enforcing = _make_guard()
 
 
-_TESTS = HELPERS.parent / "tests"
-
-
-def _from_tests(depth: int) -> bool:
-    """True when the caller `depth` frames up is a file of the course's tests/ (not a notebook cell)."""
-    try:
-        filename = sys._getframe(depth + 1).f_code.co_filename
-        return Path(filename).resolve().is_relative_to(_TESTS) and Path(filename).is_file()
-    except (ValueError, OSError):
-        return False
-
-
 @contextlib.contextmanager
 def enforced(on: bool = True) -> Iterator[None]:
     """`with enforced():` verification on (or, from the course's tests only, off) inside the block,
     as it was after."""
-    if not on and not _from_tests(2):
-        raise PermissionError("only the course's tests turn the checks' verification off")
     old = _enforce(on)
     try:
         yield
@@ -551,7 +724,7 @@ def relax_for_tests() -> None:
     """The course's own tests patch limits and draws on purpose: verification is off for them
     (tests/lab_checks.py calls this) except inside `with enforced():`. Called from anywhere but a
     file of tests/, it does nothing."""
-    if _from_tests(1):
+    with contextlib.suppress(PermissionError):
         _enforce(False)
 
 
@@ -644,6 +817,8 @@ REACH_IN = frozenset(
         "__builtins__",
         "__subclasses__",
         "__wrapped__",
+        "__self__",
+        "__func__",
         "cell_contents",
         "f_globals",
         "f_locals",
@@ -655,8 +830,21 @@ REACH_IN = frozenset(
         "ag_frame",
     }
 )
-"""Attributes that reach into a function's globals, closure or a frame: no lab exercise needs them,
-and through them any of a check's objects can be read or changed."""
+"""Attributes that reach into a function's globals, closure, bound object or a frame: no lab exercise
+needs them, and through them any of a check's objects can be read or changed."""
+_REACHES = "reaches into a function's globals, closure, bound object or frames"
+RUNS_CODE = frozenset({"exec", "eval", "compile", "execfile", "breakpoint"})
+"""Calls that run code the scan cannot read (built as a string)."""
+RUNS_CELLS = frozenset({"run_cell", "run_cell_async", "run_code", "safe_execfile", "safe_run_module"})
+"""IPython's methods that run a string or a file as a cell (`get_ipython().run_cell(...)`)."""
+RUNS_MAGICS = frozenset({"run", "load", "macro", "rerun", "recall"})
+"""Magics that run (or bring back to run) code the cells do not show: `%run file.py`, `%load`."""
+GETTERS = frozenset(
+    {"getattr", "setattr", "delattr", "__getattribute__", "__getattr__", "__setattr__", "__delattr__"}
+)
+"""Calls that name an attribute in their second argument: a name built at run time hides which."""
+GRADING_NAME = re.compile(r"_(grade|pristine)_[0-9a-f]*")
+"""The names of what `make labs` puts in a graded notebook's globals: a learner cell has no use for them."""
 EXERCISE_API = frozenset({"check", "hint", "solution", "key", "lab", "passed"})
 """What a notebook uses of an exercise object (`q1.check()`, `q1.hint(2)`, `q1.solution()`)."""
 PRIVATE_MODULES = frozenset({"helpers.labs.guard", "helpers.labs.build", "helpers.labs.__main__"})
@@ -853,7 +1041,7 @@ class _Scan(ast.NodeVisitor):
     # reading and writing
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if node.attr in REACH_IN:
-            self.add(node, f"`.{node.attr}` reaches into a function's globals, closure or frames")
+            self.add(node, f"`.{node.attr}` {_REACHES}")
         parts = _dotted(node)
         if parts:
             self.chain(node, parts, write=isinstance(node.ctx, ast.Store | ast.Del))
@@ -904,13 +1092,63 @@ class _Scan(ast.NodeVisitor):
             self.add(node, f"`{label}.__dict__` reads the check's internals")
 
     def visit_Name(self, node: ast.Name) -> None:
-        if node.id in self.aliases and isinstance(node.ctx, ast.Store | ast.Del):
-            pass  # the learner rebinds their own name: fine
+        if GRADING_NAME.match(node.id):
+            self.add(node, f"`{node.id}` is the grading's own machinery, not part of the lab")
         self.generic_visit(node)
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        if isinstance(node.value, str) and GRADING_NAME.match(node.value):
+            self.add(node, f"`{node.value}` names the grading's own machinery, not part of the lab")
+
+    def visit_BinOp(self, node: ast.BinOp) -> None:
+        self.built_name(node, _string_pieces(node))
+        self.generic_visit(node)
+
+    def visit_JoinedStr(self, node: ast.JoinedStr) -> None:
+        self.built_name(node, _string_pieces(node))
+        self.generic_visit(node)
+
+    def built_name(self, node: ast.AST, pieces: list[str]) -> None:
+        """A dunder attribute name built from strings (`"__clo" + "sure__"`): a name the scan would
+        have refused written out, hidden."""
+        if len(pieces) < 2:
+            return
+        if pieces[0].startswith("__") or pieces[-1].endswith("__") or any(p == "_" for p in pieces):
+            self.add(node, "a dunder name built from pieces of strings hides which attribute it reads")
 
     def visit_Call(self, node: ast.Call) -> None:
         func = _dotted(node.func)
         name = func[-1] if func else None
+        if func and name in RUNS_CODE and (len(func) == 1 or func[0] in ("builtins", "__builtins__")):
+            self.add(node, f"`{name}(...)` runs code the check cannot read: write it in the cell itself")
+        elif isinstance(node.func, ast.Attribute) and node.func.attr in RUNS_CELLS:
+            self.add(node, f"`.{node.func.attr}(...)` runs code the check cannot read")
+        elif isinstance(node.func, ast.Attribute) and node.func.attr in ("run_line_magic", "run_cell_magic"):
+            magic = node.args[0] if node.args else None
+            text = magic.value if isinstance(magic, ast.Constant) and isinstance(magic.value, str) else None
+            if text is None or text in RUNS_MAGICS:
+                self.add(node, f"`%{text or '…'}` runs code the check cannot read")
+        attr = None
+        if name in GETTERS:
+            # getattr(x, NAME); object.__getattribute__(x, NAME); x.__getattribute__(NAME)
+            bound = name.startswith("__") and len(node.args) == 1
+            attr = node.args[0] if bound else (node.args[1] if len(node.args) > 1 else None)
+        if attr is not None:
+            literal = isinstance(attr, ast.Constant) and isinstance(attr.value, str)
+            if not literal:
+                self.add(node, f"`{name}(...)` with a name built at run time: the check cannot read which")
+            elif name.startswith("__") and attr.value in REACH_IN:
+                self.add(node, f"`{attr.value}` {_REACHES}")
+        if name in ("attrgetter", "methodcaller") and node.args:
+            for arg in node.args:
+                if not (isinstance(arg, ast.Constant) and isinstance(arg.value, str)):
+                    self.add(
+                        node, f"`{name}(...)` with a name built at run time: the check cannot read which"
+                    )
+                    break
+                if any(part in REACH_IN for part in arg.value.split(".")):
+                    self.add(node, f"`{arg.value}` {_REACHES}")
+                    break
         if func and len(func) == 1 and name in ("setattr", "delattr", "vars", "getattr") and node.args:
             target = _dotted(node.args[0])
             full = self.resolve(target) if target else None
@@ -922,7 +1160,7 @@ class _Scan(ast.NodeVisitor):
                     self.chain(node, [*target, text], write=False)
                 elif name == "getattr" and text is not None:
                     if text in REACH_IN:
-                        self.add(node, f"`{text}` reaches into a function's globals, closure or frames")
+                        self.add(node, f"`{text}` {_REACHES}")
                 elif module is not None or name in ("setattr", "delattr"):
                     what = "changes" if name in ("setattr", "delattr") else "reads"
                     exercise = None
@@ -935,11 +1173,31 @@ class _Scan(ast.NodeVisitor):
             elif name == "getattr" and len(node.args) > 1:
                 attr = node.args[1]
                 if isinstance(attr, ast.Constant) and attr.value in REACH_IN:
-                    self.add(node, f"`{attr.value}` reaches into a function's globals, closure or frames")
+                    self.add(node, f"`{attr.value}` {_REACHES}")
         if func and len(func) == 1 and name in ("__import__", "reload", "import_module"):
             if name != "import_module" or self.aliases.get(name, "").startswith("importlib"):
                 self.add(node, f"`{name}(...)` re-runs or fetches a module behind the notebook's imports")
         self.generic_visit(node)
+
+
+def _string_pieces(node: ast.AST) -> list[str]:
+    """The string constants `node` concatenates (`+`, `%`, an f-string), in order; [] when `node` is
+    not built of strings (`1 + 2`, a name plus a name)."""
+    if isinstance(node, ast.Constant):
+        return [node.value] if isinstance(node.value, str) else []
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Mod):
+        left, right = _string_pieces(node.left), _string_pieces(node.right)
+        if not (left or right):
+            return []
+        return (left or ["…"]) + (right or ["…"])
+    if isinstance(node, ast.JoinedStr):
+        pieces = []
+        for value in node.values:
+            pieces += (
+                [value.value] if isinstance(value, ast.Constant) and isinstance(value.value, str) else ["…"]
+            )
+        return pieces if any(p != "…" for p in pieces) else []
+    return []
 
 
 def _api(target: Any) -> frozenset[str] | None:
@@ -971,7 +1229,78 @@ def _aliases(trees: Iterable[ast.Module | None]) -> dict[str, str]:
                 for alias in node.names:
                     if alias.name != "*":
                         aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    # simple aliases of what was imported: `ex = q1`, `ex = [q1][0]`, `a, b = q1, q2`, `for x in (q1, q2)`
+    pairs = [pair for tree in trees for node in (ast.walk(tree) if tree else ()) for pair in _bindings(node)]
+    for _ in range(4):
+        grew = False
+        for target, value in pairs:
+            if target in aliases:
+                continue
+            resolved = _resolve_expr(value, aliases)
+            if resolved is not None:
+                aliases[target] = resolved
+                grew = True
+        if not grew:
+            break
     return aliases
+
+
+def _bindings(node: ast.AST) -> list[tuple[str, ast.AST]]:
+    """(name, expression) for each simple binding `node` makes: an assignment (also to a tuple of
+    names from a tuple of values), a walrus, a `for` over a literal list or tuple, a `with ... as`."""
+    found: list[tuple[str, ast.AST]] = []
+
+    def bind(target: ast.AST, value: ast.AST) -> None:
+        if isinstance(target, ast.Name):
+            found.append((target.id, value))
+        elif isinstance(target, ast.Tuple | ast.List) and isinstance(value, ast.Tuple | ast.List):
+            for t, v in zip(target.elts, value.elts, strict=False):
+                bind(t, v)
+
+    if isinstance(node, ast.Assign):
+        for target in node.targets:
+            bind(target, node.value)
+    elif isinstance(node, ast.AnnAssign | ast.NamedExpr) and node.value is not None:
+        bind(node.target, node.value)
+    elif isinstance(node, ast.For | ast.AsyncFor | ast.comprehension) and isinstance(
+        node.iter, ast.Tuple | ast.List
+    ):
+        for item in node.iter.elts:
+            bind(node.target, item)
+    elif isinstance(node, ast.With | ast.AsyncWith):
+        for item in node.items:
+            if item.optional_vars is not None:
+                bind(item.optional_vars, item.context_expr)
+    return found
+
+
+def _resolve_expr(node: ast.AST, aliases: dict[str, str]) -> str | None:
+    """The dotted thing an expression stands for when it is an imported name, an attribute of one,
+    an item of a literal list or tuple of them, or `getattr(x, "literal")`; else None."""
+    if isinstance(node, ast.Name):
+        return aliases.get(node.id)
+    if isinstance(node, ast.Attribute):
+        base = _resolve_expr(node.value, aliases)
+        return f"{base}.{node.attr}" if base else None
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Tuple | ast.List):
+        index = node.slice
+        if isinstance(index, ast.Constant) and type(index.value) is int:
+            items = node.value.elts
+            if -len(items) <= index.value < len(items):
+                return _resolve_expr(items[index.value], aliases)
+        resolved = [_resolve_expr(item, aliases) for item in node.value.elts]
+        return next((r for r in resolved if r), None)
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "getattr"
+        and len(node.args) >= 2
+        and isinstance(node.args[1], ast.Constant)
+        and isinstance(node.args[1].value, str)
+    ):
+        base = _resolve_expr(node.args[0], aliases)
+        return f"{base}.{node.args[1].value}" if base else None
+    return None
 
 
 @functools.lru_cache(maxsize=512)
@@ -996,6 +1325,9 @@ GRADING_CELLS = (
 them, so a scan skips them."""
 
 
+_MAGIC_LINE = re.compile(r"^\s*%{1,2}(?P<name>\w+)")
+
+
 def scan(sources: Iterable[str]) -> list[Finding]:
     """Every place in `sources` (a notebook's code cells, or the cells a kernel ran, in order) that
     reads or writes a check's internals. `Finding.cell` counts `sources` from 1."""
@@ -1005,9 +1337,15 @@ def scan(sources: Iterable[str]) -> list[Finding]:
     aliases = _aliases(trees)
     found: list[Finding] = []
     for number, (source, tree) in enumerate(zip(sources, trees, strict=True), 1):
+        lines = source.splitlines()
+        for line_number, line in enumerate(lines, 1):
+            magic = _MAGIC_LINE.match(line)
+            if magic and magic["name"] in RUNS_MAGICS:
+                what = f"`%{magic['name']}` runs code the check cannot read"
+                found.append(Finding(number, line_number, line.strip(), what))
         if tree is None:
             continue
-        visitor = _Scan(aliases, number, source.splitlines())
+        visitor = _Scan(aliases, number, lines)
         visitor.visit(tree)
         found += visitor.found
     return list(dict.fromkeys(found))

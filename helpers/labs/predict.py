@@ -158,9 +158,19 @@ class PredictionLab:
         if type(predictions) is not dict:
             raise CheckFailed(
                 f"{key} — not yet: `{var}` must be a dict, question name → your prediction, not "
-                f"{_clean(type(predictions).__name__, 40)}. Start again from the starter's "
+                f"{_clean(_type_name(predictions), 40)}. Start again from the starter's "
                 f"{{{', '.join(repr(n) + ': ' + repr(STILL) for n in list(questions)[:2])}, ...}}."
             )
+        # plain `str` keys before anything hashes or compares them: a key of the learner's own class
+        # could run its `__hash__` or `__eq__` (read only through `dict`'s and `type`'s own methods here)
+        odd = [k for k in dict.keys(predictions) if type(k) is not str]
+        if odd:
+            raise CheckFailed(
+                f"{key} — not yet: `{var}` has {len(odd)} key(s) that are not plain strings (a "
+                f"{', a '.join(sorted({_clean(_type_name(k), 40) for k in odd}))}): write each question's "
+                f"name as a plain string, e.g. {next(iter(questions))!r}."
+            )
+        predictions = {str.__str__(k): v for k, v in dict.items(predictions)}
         unknown = [k for k in predictions if k not in questions]
         if unknown:
             raise CheckFailed(
@@ -223,6 +233,11 @@ class PredictionLab:
         if question.refusal(observed):
             raise CheckFailed(f"the scenario `{name}` gave {_clean(repr(observed), 80)} — {course}")
         return observed
+
+
+def _type_name(value: Any) -> str:
+    """The name of `value`'s class, read without its metaclass (whose `__name__` could be code)."""
+    return type.__dict__["__name__"].__get__(type(value))
 
 
 _KINDS = {int: "an int", str: "a str", bool: "True or False", tuple: "a tuple", object: "a plain value"}
