@@ -351,19 +351,20 @@ def test_a_real_lab_turns_an_exit_from_the_learners_result_into_a_verdict():
 
 # -- 4. make labs grades with a pristine copy ---------------------------------------------------------------
 def test_report_grades_with_a_pristine_copy_and_names_cells_that_reach_in(tmp_path):
-    """A lab 01 notebook: q1 solved; q2 wrong, its course `Cases.result` patched through `exec` (no
-    scan sees inside a string) so the notebook's own checks pass everything; and a cell that reads a
-    private name of lab 01. The pristine copy, loaded before the notebook's first cell, is not the
-    one the notebook patched: q2 is `not yet`; the reading cell makes the report name it."""
+    """A lab 01 notebook: q1 solved; q2 wrong, its course `Cases.result` patched by a module of the
+    learner's own (no scan reads it) so the notebook's own checks pass everything; and a cell that
+    reads a private name of lab 01. The pristine copy, loaded before the notebook's first cell, is not
+    the one the notebook patched: q2 is `not yet`; the reading cell makes the report name it."""
     solution = nbformat.read(SOLUTIONS / f"{NAMES['01']}.ipynb", as_version=4)
     cells = []
     for cell in solution.cells:
         if cell.cell_type == "code" and "async def trip_report" in cell.source:
             cell.source = "async def trip_report(countries, capital, weather, sight):\n    return []\n"
         cells.append(cell)
-    cells.append(
-        nbformat.v4.new_code_cell("exec('from helpers.labs import Cases; Cases.result = lambda self, s: s')")
+    (tmp_path / "my_shortcut.py").write_text(
+        "from helpers.labs import Cases\nCases.result = lambda self, s: s\n", encoding="utf-8"
     )
+    cells.append(nbformat.v4.new_code_cell("import my_shortcut"))
     cells.append(nbformat.v4.new_code_cell("q2.check()  # passes: the notebook's copy is patched"))
     learner = tmp_path / f"{NAMES['01']}.ipynb"
     nbformat.write(nbformat.v4.new_notebook(cells=cells, metadata=solution.metadata), learner)
@@ -535,3 +536,250 @@ def test_only_the_course_tests_turn_verification_off(enforced):
     with pytest.raises(PermissionError):
         exec(cell, {"guard": guard})  # noqa: S102 - a notebook cell, played
     assert guard.enforcing()
+
+
+# -- 7. hangs in what the check reads, the verification's own path, the exercise's class -------------------
+class HangsWhenHashed:
+    """A learner value whose `__hash__` never returns (and whose `__eq__` does not either)."""
+
+    def __hash__(self):
+        while True:
+            time.sleep(0.01)
+
+    def __eq__(self, other):
+        return hash(self) == hash(other)
+
+
+def hashes(value):
+    """A checker that reads the learner's value on its own thread, as lab checks do (a set, a dict key)."""
+    return "seen" if value in {1, 2} else "not seen"
+
+
+def test_a_hang_in_what_the_check_reads_is_cut_with_a_verdict_and_the_kernel_stays_usable(
+    monkeypatch, capsys
+):
+    """Before, a learner object whose `__hash__` (or `__eq__`, `__lt__`, `__len__`, a metaclass's
+    `__name__`, a `__class__` property) never returns hung the check forever: the check read it on the
+    notebook's own thread, with no time limit."""
+    monkeypatch.setattr(core, "OWN_LIMIT", 0.5)
+    exercise = Exercise("01", "q9", ("value",), hashes, ("a", "b"))
+    start = time.monotonic()
+    message = rejected(exercise, {"value": HangsWhenHashed()}, "did not return within 0.5 s", "__hash__")
+    assert "while the check read what it gave" in message and time.monotonic() - start < 5
+    assert "passed: not seen" in accepted(exercise, {"value": 3}, capsys)  # the same kernel: judged as ever
+
+
+def test_runs_of_learner_code_inside_a_check_keep_their_own_limits(monkeypatch, capsys):
+    """The check's own clock stops while learner code runs under `run_learner`: a run longer than the
+    check's own limit, within its own, passes; a hang inside it is cut by its own limit."""
+    monkeypatch.setattr(core, "OWN_LIMIT", 0.3)
+
+    def slow():
+        time.sleep(0.6)
+        return 1
+
+    def checker(fn):
+        return "fine" if run_learner(fn, limit=3.0) == 1 and run_learner(fn, limit=3.0) == 1 else "no"
+
+    accepted(Exercise("01", "q9", ("fn",), checker, ("a", "b")), {"fn": slow}, capsys)
+
+    def hangs():
+        threading_event().wait()
+
+    hanging = Exercise("01", "q9", ("fn",), lambda fn: run_learner(fn, limit=0.5), ("a",))
+    message = rejected(hanging, {"fn": hangs}, "did not return within 0.5 s (`hangs`)")
+    assert "while the check read" not in message
+
+
+def threading_event():
+    import threading
+
+    return threading.Event()
+
+
+def test_the_stop_button_during_a_check_still_stops_it_in_one_line():
+    """The stop button raises KeyboardInterrupt in the notebook's thread, which now waits for the check's
+    own thread: one line, as before."""
+    import _thread
+
+    def learner():
+        _thread.interrupt_main()
+        time.sleep(2)
+
+    exercise = Exercise("01", "q9", ("fn",), lambda fn: run_learner(fn), ("a", "b"))
+    with pytest.raises(CheckStopped) as info:
+        exercise.check({"fn": learner})
+    assert len(str(info.value).splitlines()) == 1 and "check stopped: KeyboardInterrupt" in str(info.value)
+
+
+def test_predictions_keyed_by_an_object_that_hangs_when_hashed_are_refused_at_once():
+    """Before, lab 11's check hashed the learner's keys (`k not in questions`): a key whose `__hash__`
+    never returns hung it. Only plain `str` keys are read now, before anything hashes them."""
+    from helpers.labs import lab11
+
+    class HashedOnceThenHangs(HangsWhenHashed):
+        hashed = False
+
+        def __hash__(self):
+            if HashedOnceThenHangs.hashed:  # the dict below hashed it; the check must not
+                return super().__hash__()
+            HashedOnceThenHangs.hashed = True
+            return 1
+
+    steps = {HashedOnceThenHangs(): 1, **solution_namespace("11")["STEPS"]}
+    start = time.monotonic()
+    rejected(lab11.q1, {"STEPS": steps}, "not plain strings")
+    assert time.monotonic() - start < 5
+
+
+def test_replacing_the_guards_own_functions_turns_nothing_off(monkeypatch, enforced):
+    """Before, `guard.changes = lambda *a: []` (behind `exec`, so no scan saw it) turned verification off
+    in the kernel, then any patch passed: the check path holds the functions it was imported with."""
+    monkeypatch.setattr(guard, "changes", lambda *a, **k: [])
+    monkeypatch.setattr(guard, "registered", lambda exercise: None)
+    monkeypatch.setattr(core, "_refuse_tampering", lambda *a, **k: None)
+    monkeypatch.setattr(core.Cases, "result", lambda self, summary: summary)
+    rejected(lab01.q2, {"trip_report": wrong_trip}, "cannot judge", "guard.changes", "Cases.result")
+
+
+def test_a_notebook_cannot_switch_the_verification_off():
+    for source in ("guard._enforce(False)", "with guard.enforced(False):\n    pass"):
+        with pytest.raises(PermissionError):
+            exec(compile(source, "<ipython-input-4>", "exec"), {"guard": guard})  # noqa: S102 - a cell, played
+
+
+class Agreeable(Exercise):
+    def _judge(self, fields, values):
+        return "all good"
+
+    def _check(self, namespace, sources):
+        print(f"✔ {self.key} passed: all good")
+
+
+def test_an_exercise_whose_class_was_swapped_is_named_and_its_methods_never_run(monkeypatch, enforced):
+    """Before, `q2.__class__ = Sub` (a subclass whose `_judge` says yes) made a wrong answer pass."""
+    monkeypatch.setattr(lab01.q2, "__class__", Agreeable)
+    message = rejected(lab01.q2, {"trip_report": wrong_trip}, "q2.__class__ (replaced)", "cannot judge")
+    assert "all good" not in message
+    with guard.enforced(False):  # even unverified, the check path runs the registered checker
+        message = rejected(lab01.q2, {"trip_report": wrong_trip})
+        assert "all good" not in message
+
+
+def test_an_exercises_public_checker_leads_nowhere():
+    """Before, `ex = [q1][0]; ex.checker.func.__self__.groups[...]` ran a predict lab's scenarios:
+    the checker is kept in the guard's registry; the attribute is an opaque stand-in."""
+    import functools
+
+    from helpers.labs import lab11
+
+    for exercise in (lab11.q1, lab01.q1):
+        assert exercise.checker is core.sealed_checker
+        assert not isinstance(exercise.checker, functools.partial)
+        with pytest.raises(CheckFailed, match="runs only through its `check"):
+            exercise.checker({})
+
+
+@pytest.mark.parametrize(
+    ("cell", "phrase"),
+    [
+        ("ex = [q1][0]\nlab = ex.checker.func.__self__", "reads `q1.checker`"),
+        ("for x in (q1, q2):\n    y = [x][0]\n    y.__class__ = int", "changes `q1.__class__`"),
+        ("exec('from helpers.labs import lab11 as m; print(m._lab.groups)')", "`exec(...)` runs code"),
+        ("f = eval('show')", "`eval(...)` runs code"),
+        ("code = compile('1', 'x', 'eval')", "`compile(...)` runs code"),
+        ("m = show.__globals__", "`.__globals__` reaches into"),
+        ("lab = show.__self__", "`.__self__` reaches into"),
+        ("name = 'check' + 'er'\nc = getattr(q1, name)", "with a name built at run time"),
+        ("g = getattr(show, '__clo' + 'sure__')", "a dunder name built from pieces"),
+        ("setattr(show, attribute, None)", "with a name built at run time"),
+        ("import operator\nc = operator.attrgetter('__closure__')(show)", "`__closure__` reaches into"),
+        ("print(_grade_0123456789abcdef)", "the grading's own machinery"),
+    ],
+    ids=[
+        "alias-checker",
+        "alias-class-swap",
+        "exec",
+        "eval",
+        "compile",
+        "globals",
+        "self",
+        "getattr-built-name",
+        "dunder-built",
+        "setattr-built-name",
+        "attrgetter",
+        "grading-names",
+    ],
+)
+def test_the_scan_follows_aliases_and_refuses_code_it_cannot_read(cell, phrase):
+    """Before, each of these read or changed a check's internals unseen (BUG 11, BUG 13): an alias of an
+    imported exercise, code built as a string, a name built at run time."""
+    found = guard.scan(["from helpers.labs.lab11 import q1, q2, q3, show", cell])
+    assert any(phrase in f.what for f in found), found
+
+
+def test_make_labs_names_a_cell_that_runs_code_the_check_cannot_read():
+    """`make labs` scans each notebook's cells (helpers.labs.build.tampering): a cell that computes lab
+    11's answers through `exec` is named, with its cell and line, in every exercise's grade."""
+    solution = nbformat.read(SOLUTIONS / f"{NAMES['11']}.ipynb", as_version=4)
+    cell = nbformat.v4.new_code_cell(
+        'exec("from helpers.labs import lab11 as m\\n'
+        "STEPS = {n: q.scenario() for n, q in m._lab.groups['q1'].items()}\")"
+    )
+    solution.cells.append(cell)
+    found = labs_build.tampering(solution)
+    assert found and found[-1][0] == len(solution.cells) and "`exec(...)` runs code" in found[-1][1].what
+    results = [labs_build.Result("nb", key, "passed", "") for key in ("q1", "q2", "q3")]
+    graded = labs_build._tampered(results, found)
+    assert {r.status for r in graded} == {"not yet"}
+    assert f"cell {len(solution.cells)}, line 1" in graded[0].detail
+
+
+def finish_order_reversed(original):
+    def invoke(self, *args, **kwargs):
+        out = original(self, *args, **kwargs)
+        if isinstance(out, dict) and out.get("log") == ["Alpha", "beta", "zeta"]:
+            out = {**out, "log": ["zeta", "beta", "Alpha"]}
+        return out
+
+    return invoke
+
+
+def wrong_steps():
+    steps = dict(solution_namespace("11")["STEPS"])
+    steps["edge_order_by_name"] = ("zeta", "beta", "Alpha")
+    return {"STEPS": steps}
+
+
+def test_a_patched_library_the_scenarios_run_is_named(monkeypatch, enforced):
+    """Before, `Pregel.invoke` patched in the kernel made lab 11's scenario give the learner's wrong
+    answer: the library classes the scenarios and checks drive are verified too."""
+    from langchain_core.tools import BaseTool
+    from langgraph.pregel import Pregel
+
+    from helpers.labs import lab11
+
+    rejected(lab11.q1, wrong_steps(), "edge_order_by_name")  # the wrong prediction, judged
+    monkeypatch.setattr(Pregel, "invoke", finish_order_reversed(Pregel.invoke))
+    rejected(lab11.q1, wrong_steps(), "cannot judge", "Pregel.invoke (replaced)")
+    monkeypatch.undo()
+    with guard.enforced():
+        monkeypatch.setattr(BaseTool.invoke, "__code__", (lambda self, *a, **k: None).__code__)
+        rejected(lab01.q2, {"trip_report": wrong_trip}, "BaseTool.invoke (its code replaced)")
+
+
+def test_make_labs_grading_refuses_a_library_patched_by_the_notebook(monkeypatch, capsys):
+    """The pristine copy `make labs` loads before the notebook's first cell snapshots the library too:
+    a notebook cell that patches `Pregel.invoke` afterwards is named in the grade."""
+    import sys
+
+    from langgraph.pregel import Pregel
+
+    token = "1" * 16
+    namespace: dict = {}
+    saved = {n: m for n, m in sys.modules.items() if n.startswith("helpers")}
+    labs_build.pristine_checks("11", token, labs_build.file_hashes(labs_build.course_files()), namespace)
+    assert {n: m for n, m in sys.modules.items() if n.startswith("helpers")} == saved
+    monkeypatch.setattr(Pregel, "invoke", finish_order_reversed(Pregel.invoke))
+    record = namespace[f"_grade_{token}"]("11", "q1", wrong_steps())
+    assert record["status"] == "not yet" and "Pregel.invoke" in record["detail"], record
