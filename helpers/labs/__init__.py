@@ -21,7 +21,11 @@ The shared machinery every check uses:
   (`CheckStopped`). Before and after the checker runs it verifies that nothing the check is made of
   was changed, runs the checker registered when the exercise was created, and scans the kernel's
   cells for code that reaches into a check (`helpers.labs.guard`; a `CheckTampered` verdict names
-  what).
+  what). The checker runs on a worker thread of its own, its own time limited (`OWN_LIMIT`, the
+  runs of learner code it starts each under their own limit): a learner object whose `__eq__`,
+  `__hash__` or `__name__` never returns is cut with a verdict. The path it takes is captured at
+  import (`_make_check_path`), so rebinding a module attribute is a change it names, never a way
+  round it.
 - `plain(value, kind)` / `plain_problem(value, kind)` accept only plain builtins (no `str`
   subclasses, no always-equal objects, no `bool` for `int`); `rng()` draws from a generator no patch
   of `random` reaches; `scaled_limit(work)` is a time limit that grows with the work drawn.

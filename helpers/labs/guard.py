@@ -9,15 +9,21 @@ module's function or constant (`lab08.Cases.result = ...`), replace an exercise'
   `threading`, ..., the real builtins): every module-level name and what it is bound to, every
   function's code, defaults, keyword defaults and closure cells, every class's own attributes,
   the functions and containers reachable from them;
-- keeps each `Exercise`'s fields (its checker, the names it reads, its hints) in a private
-  registry when the exercise is created, and runs the registered checker, not the attribute;
+- snapshots the library modules the course's scenarios and checks drive (`LIBRARY_WATCHED`:
+  LangGraph's Pregel, StateGraph, ToolNode, checkpointer; LangChain's tools, runnables, messages,
+  `create_agent`): their functions, their classes' methods and those methods' code;
+- keeps each `Exercise`'s fields (its checker, the names it reads, its hints) and its class in a
+  private registry when the exercise is created; the exercise's `checker` attribute becomes an
+  opaque stand-in, and the check runs the registered checker;
 - **verifies** all of it in a few milliseconds (`changes()`), so `Exercise.check` can refuse to
   judge, naming what was changed, when something no longer is what it was;
 - draws from a private random generator (`rng()`) whose methods no patch of `random` reaches;
 - **scans** the learner's code (`scan(sources)`): the cells a kernel ran, or a notebook's cells in
   grading, for code that reads or writes a check's internals (a lab module's names beyond its
-  `__all__`, an exercise's checker, `setattr`/`vars()`/`__dict__` on them, a function's
-  `__globals__`, frames, `gc`, `sys.modules`, `importlib.reload`).
+  `__all__`, an exercise's checker — also through a simple alias, `ex = [q1][0]` —, `setattr`/
+  `vars()`/`__dict__` on them, a function's `__globals__`, `__closure__`, `__self__`, frames, `gc`,
+  `sys.modules`, `importlib.reload`, and code it cannot read: `exec`/`eval`/`compile`, `%run`,
+  `getattr`/`setattr` with a name built at run time, a dunder name built from strings).
 
 It is not a sandbox: code in one process can always reach the objects of that process. What it
 does is make the honest mistake and the casual shortcut visible, with a verdict that says what
