@@ -66,3 +66,28 @@ def assert_verdicts(results: dict[str, str], expected: dict[str, tuple[str, ...]
             continue
         problems += [f"{name}: {p!r} missing from:\n{got}" for p in ("not yet", *phrases) if p not in got]
     assert not problems, "\n\n".join(problems)
+
+
+def assert_predict_scenarios(lab, key: str, predictions: dict) -> None:
+    """Every scenario of a predict-and-check exercise returns an allowed answer equal to the
+    solution's `predictions`, and names a heading its lesson really has."""
+    import asyncio
+    import inspect
+
+    import nbformat
+
+    from helpers.labs import ROOT
+
+    headings: dict[str, set[str]] = {}
+    for name, question in lab.groups[key].items():
+        value = question.scenario()
+        if inspect.isawaitable(value):
+            value = asyncio.run(value)
+        assert question.refusal(value) is None, (name, value)
+        assert value == predictions[name], (name, value)
+        notebook, heading = lab.where[name].split("\0")
+        if notebook not in headings:
+            cells = nbformat.read(ROOT / "notebooks" / f"{notebook}.ipynb", as_version=4).cells
+            headings[notebook] = {line.lstrip("#").strip() for cell in cells if cell.cell_type == "markdown"
+                                  for line in cell.source.splitlines() if line.startswith("#")}
+        assert heading in headings[notebook], (name, heading)
