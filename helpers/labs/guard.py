@@ -340,7 +340,9 @@ def _broken(fact: Fact) -> str | None:
         now = getattr(container, key, _MISSING)
         if now is expected:
             return None
-        return "deleted" if now is _MISSING else "replaced"
+        if now is _MISSING:
+            return "deleted"
+        return "its code replaced" if key == "__code__" else "replaced"
     if kind == "index":
         try:
             return None if container[key] is expected else "changed in place"
