@@ -405,11 +405,11 @@ def wrap_up_deck(block, workshop):
         _md("## Homework, in this order\n\n" + "\n".join(f"1. {t}" for t in items[:first])
             + f"\n\n…then {len(items) - first} more, each lesson followed by its lab: the list is in "
               "`docs/workshop/README.md` (*homework*) and the shared notes."),
-        _md("## Take home\n\n- the cheat sheets: one page each, English and 中文\n"
+        _md("## Take home\n\n- the cheat sheets, English and 中文, to print\n"
             "- the handout: every lesson with its outputs, from disk, no network\n"
-            "- the solutions: not on the stick. Clone the course repository (or `git pull`), or copy the "
-            "folder I put on the stick now; then `q1.solution()` prints them "
-            "(`docs/workshop/solutions.md`)"),
+            "- the solutions: in the course repository (its address is in the shared notes). Clone it "
+            "afresh at home, then `q1.solution()` prints them; a copy from the stick has none, and "
+            "`git pull` there brings none (`docs/workshop/solutions.md`)"),
         _md("## Thank you"),
     ]
     return _deck(cells, block.title)
