@@ -144,6 +144,9 @@ class Block:
     helpers: str = ""
     questions: tuple[tuple[str, str], ...] = ()
     role: str = ""  # "hardest" | "buffer" | ""
+    slack: int = 0
+    """Minutes planned beyond the estimate, after the last step: for what it cannot see (typos typed
+    along, questions). Only where the room's pace varies most: the hardest block."""
     start: int = 0
     minutes: int = 0
     estimate: float = 0.0
@@ -169,6 +172,11 @@ BREAK_NOTE = ("Before they stand up: **sticky notes** on the lid, green if the b
               "that did not (online: the shared notes' minute-card section). Over the break: helpers "
               "visit every red note first; you read the cards and answer the most common question "
               "when the room is back.")
+
+SLACK_NOTE = ("{} min beyond the estimate, for typos and questions: still on an earlier step at this "
+              "time, take the block's first cut now; there early, take questions, then start the next "
+              "block")
+"""The step-table row of a block's planned slack."""
 
 PLAN: tuple[Block, ...] = (
     Block(
@@ -315,6 +323,7 @@ PLAN: tuple[Block, ...] = (
              "{home §4}: `asyncio.wait_for` per call, and its own TimeoutError trap."),
         ),
         role="hardest",
+        slack=5,
     ),
     Block(
         "03 · The built-in ToolNode: standalone and its errors", "demo",
@@ -325,8 +334,10 @@ PLAN: tuple[Block, ...] = (
             Step("§1", "show", "the same two calls through ToolNode in a graph: the node you typed, "
                                "built in"),
             Step("§2", "show", "the `'N/A'` error and its fix (`runtime=Runtime()`)"),
-            Step("§4", "show", "before each cell, predict what the default does: a bad argument, a "
-                               "ValueError, an unknown tool, a failing call next to slow ones"),
+            Step("§4", "pairs", "pairs agree on what the default does before each cell (a bad argument, "
+                                "a ValueError, an unknown tool, a failing call next to slow ones), "
+                                "write it in the `guess` cell, then run it; you then take the room "
+                                "through the case most pairs got wrong"),
         ),
         objectives=("Predict what ToolNode's default error policy answers and what it raises",
                     "Run ToolNode outside a graph"),
@@ -336,7 +347,7 @@ PLAN: tuple[Block, ...] = (
                     "One failing call loses its siblings' results unless `handle_tool_errors` answers it."),
         say="ToolNode outside a graph needs its runtime; inside, errors follow `handle_tool_errors`: by "
             "default argument errors become messages and everything else raises.",
-        room="each cell after you, each prediction said aloud first",
+        room="{§1}-{§2} after you; then {§4} in pairs, predicting before each cell",
         checkpoint="the room can say what the default policy does with a ValueError",
         cuts=(Cut("§1", "run its cell without comment: {§2} needs the node it builds"),),
         never_cut="never {§4}: it is the block's point",
@@ -668,8 +679,8 @@ def agenda(plan: tuple[Block, ...] = PLAN) -> list[Block]:
         else:
             parts = _steps_exact(block)
             exact = sum(parts)
-            minutes = round_to_five(exact)
-            scale = minutes / exact
+            minutes = round_to_five(exact + block.slack)
+            scale = (minutes - block.slack) / exact
             done = 0.0
             for step, part_minutes in zip(block.steps, parts, strict=True):
                 cues.append((now + round(done * scale), step.where))
@@ -855,7 +866,8 @@ def _how(block: Block) -> str:
     terms = [f"{estimate:.1f} × {factor}" for factor, estimate in sorted(by_factor.items())]
     if typed:
         terms.append(f"{typed:,} typed characters ÷ {LIVE_CHARS_PER_MINUTE}/min")
-    return " + ".join(terms) + f" = {block.estimate:.1f}"
+    slack = f" + {block.slack} slack" if block.slack else ""
+    return " + ".join(terms) + f" = {block.estimate:.1f}{slack}"
 
 
 def markdown_table(plan: tuple[Block, ...] = PLAN) -> str:
@@ -1037,6 +1049,8 @@ def _step_table(block: Block) -> list[str]:
         return out
     for (at, where), step in zip(block.cues, block.steps, strict=True):
         out.append(f"| {clock(at)} | {_where_label(block, where)} | **{step.mode}**: {render(step.note)} |")
+    if block.slack:
+        out.append(f"| {clock(block.end - block.slack)} | slack | {SLACK_NOTE.format(block.slack)} |")
     return out
 
 
@@ -1150,6 +1164,7 @@ def run_sheet_markdown(plan: tuple[Block, ...] = PLAN) -> str:
             cues = " · ".join(f"{clock(at)} {render(text).split(':')[0]}" for at, text in b.cues)
         else:
             cues = " · ".join(f"{clock(at)} {_where_label(b, where)}" for at, where in b.cues)
+            cues += f" · {clock(b.end - b.slack)} slack" if b.slack else ""
         first = (f"{_where_label(b, b.cuts[0].where) + ': ' if b.cuts[0].where else ''}"
                  f"{render(b.cuts[0].how)}" if b.cuts else render(b.never_cut))
         role = {"hardest": " (hardest)", "buffer": " (buffer)"}.get(b.role, "")

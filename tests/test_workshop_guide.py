@@ -48,7 +48,7 @@ def test_each_block_is_the_sum_of_its_steps_at_their_room_prices():
                 price = own * factor
             assert workshop.step_minutes(block, step) == pytest.approx(price), (block.title, step.where)
             total += price
-        assert block.minutes == round_to_five(total), block.title
+        assert block.minutes == round_to_five(total + block.slack), block.title
         assert 1.2 <= min(workshop.ROOM_FACTOR.values()) and max(workshop.ROOM_FACTOR.values()) <= 2.0
 
 
@@ -124,6 +124,27 @@ def test_the_hardest_block_comes_after_a_break_while_the_room_is_fresh():
     taught = [b for b in BLOCKS if b.part is not None]
     assert hardest not in (taught[0], taught[-1])
     assert sum(b.role == "hardest" for b in BLOCKS) == 1
+
+
+def test_the_hardest_block_alone_has_planned_slack_after_its_steps():
+    # typing along is where a room's pace varies most: its minutes hold the estimate plus the slack,
+    # and the last cue leaves the slack at the end of the block
+    hardest = workshop.hardest_block(BLOCKS)
+    assert hardest.slack >= 5
+    assert hardest.minutes >= hardest.estimate + hardest.slack - 2.5
+    assert hardest.cues[-1][0] <= hardest.end - hardest.slack
+    assert all(b.slack == 0 for b in BLOCKS if b is not hardest)
+    assert f"+ {hardest.slack} slack" in workshop.markdown_table()
+
+
+def test_the_room_never_goes_two_taught_blocks_without_an_exercise():
+    # the Carpentries' rhythm: learners do something at least every block or two, not only listen
+    taught = [b for b in BLOCKS if b.part is not None]
+    for first, second in zip(taught, taught[1:], strict=False):
+        assert first.exercises or second.exercises, (first.title, second.title)
+    first_break = next(b for b in BLOCKS if b.kind == "break")
+    after_break = [b for b in taught if b.start > first_break.start]
+    assert sum(b.exercises for b in after_break) >= 20, "the second half is listening only"
 
 
 def test_the_buffer_is_named_last_and_its_cuts_give_time_back():
