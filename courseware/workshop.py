@@ -1325,7 +1325,10 @@ def room_time_markdown(blocks: list[Block] | None = None) -> str:
         f"**The hardest block**, {hardest.title} ({clock(hardest.start)}–{clock(hardest.end)}), comes "
         f"right after the first break ({clock(first_break.start)}), when the room is fresh and warmed up "
         f"by what came before; not first (laptops still settling) and not last. If you teach after "
-        f"lunch, the opening and lesson 01 take the dip. **The buffer** is {buffer.title} "
+        f"lunch, the opening and lesson 01 take the dip. Block {hardest.title.split(' · ')[0]}'s last "
+        f"{hardest.slack} minutes are planned "
+        f"slack (typos typed along, questions; a cue at {clock(hardest.end - hardest.slack)} says what "
+        f"to do if you are not there yet). **The buffer** is {buffer.title} "
         f"({buffer.minutes} min, {clock(buffer.start)}–{clock(buffer.end)}), the last block before the "
         f"wrap-up and one the room can do at home: what to cut, in order, is below the table.",
     ])
