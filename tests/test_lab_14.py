@@ -12,6 +12,7 @@ import asyncio
 import random
 import time
 
+import pytest
 from lab_checks import accepted, assert_verdicts, rejected, verdicts
 from langchain.agents import create_agent
 from langchain.agents.middleware import (
@@ -23,7 +24,7 @@ from langchain.agents.middleware import (
 )
 from langchain_core.messages import ToolMessage
 
-from helpers.labs import NAMES, SOLUTIONS, lab14, solution_namespace
+from helpers.labs import NAMES, SOLUTIONS, CheckFailed, lab14, solution_namespace
 from helpers.labs import build as labs_build
 
 SOL = solution_namespace("14")
@@ -390,3 +391,34 @@ def test_lab14_starter_is_generated_and_still_a_stub():
     assert set(labs_build.exercises("14")) == {"q1", "q2"}
     for exercise in (lab14.q1, lab14.q2):
         assert len(exercise.hints) >= 2
+
+
+def _down_run(times: list[float]) -> tuple[lab14.Run, lab14.Scenario]:
+    """A turn whose bank stays down: three attempts at `times`, then an error answer."""
+    call = lab14.Call("call_1", "transfer_money", "ACC-1000", 10, "down", 99, "approve")
+    log = lab14.Log()
+    log.runs = [(0, call.key, call.amount, t) for t in times]
+    log.questions = [(0, call.id)]
+    run = lab14.Run("invoke", log, answers=((call.id, "error", "bank down"),))
+    return run, lab14.Scenario(("transfer_money",), (call,))
+
+
+@pytest.mark.parametrize(
+    ("times", "too_long"),
+    [
+        ([0.0, 0.06, 0.17], False),  # initial_delay=0.05, doubling: what the lab asks for
+        ([0.0, 0.81, 0.92], False),  # the same, the machine stalled 0.75 s in the first wait
+        ([0.0, 0.06, 0.97], False),  # ... or in the second
+        ([0.0, 0.12, 0.37], False),  # initial_delay=0.1 at the top of its jitter
+        ([0.0, 0.5, 1.5], True),  # initial_delay=0.5
+        ([0.0, 0.76, 2.27], True),  # the default 1 s backoff at the bottom of its jitter
+        ([0.0, 1.0, 2.0], True),  # a constant 1 s (backoff_factor=0)
+    ],
+)
+def test_a_long_wait_is_judged_from_both_gaps_so_one_stall_drops_out(times, too_long):
+    run, scenario = _down_run(times)
+    if too_long:
+        with pytest.raises(CheckFailed, match="waited too long"):
+            lab14.case_permanent_failure_three_attempts(run, scenario)
+    else:
+        lab14.case_permanent_failure_three_attempts(run, scenario)
