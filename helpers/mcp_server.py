@@ -227,7 +227,8 @@ def practice_tools() -> list[tuple[Callable[..., Any], dict[str, Any]]]:
 
     def forecast_blocks(city: str) -> list[TextContent]:
         """Today's sky and temperature in a city, as two MCP text blocks."""
-        return [TextContent(type="text", text=f"{city}: {part}") for part in WEATHER.get(city, "unknown").split(", ")]
+        return [TextContent(type="text", text=f"{city}: {part}")
+                for part in WEATHER.get(city, "unknown").split(", ")]
 
     return [(weather_as_dict, {}), (street_recording, {}), (forecast_blocks, {})]
 

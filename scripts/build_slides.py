@@ -260,7 +260,8 @@ def _render(item: Item) -> str:
 def _pack(heading: str, items: list[Item], label: str = "") -> list[str]:
     """Items onto slides of at most `ROWS` rows, a text ending in a colon kept with what follows it
     (code or output), so no slide ends on a colon; each slide under the section's heading."""
-    for item, after in zip(items, items[1:] + [None]):
+    # strict=False: with no items the second list is still [None] (1 against 0)
+    for item, after in zip(items, items[1:] + [None], strict=False):
         if item.sticky and (after is None or after.kind == "text"):  # what it introduces is elsewhere
             item.body, item.sticky = item.body.rstrip()[:-1] + ".", False
     groups: list[list[Item]] = []
@@ -323,7 +324,8 @@ def block_deck(block, workshop):
                 heading = heading or head
                 items += prose
             elif cell["cell_type"] == "code" and workshop._source(cell).strip():
-                if "nbval-ignore-output" in cell.get("metadata", {}).get("tags", []) and step.where == "Setup":
+                tags = cell.get("metadata", {}).get("tags", [])
+                if "nbval-ignore-output" in tags and step.where == "Setup":
                     continue  # the versions cell: not for the projector
                 items += _code_items(cell, workshop)
         heading = heading or ("Setup" if step.where == "Setup" else _where(block, step, workshop))
@@ -341,7 +343,8 @@ def block_deck(block, workshop):
     if block.key_points:
         cells.append(_md("## Key points\n\n" + "\n".join(f"- {p}" for p in block.key_points)))
     checkpoint = script.get("checkpoint", "the room is ready for the next block")
-    cells.append(_md(f"## Checkpoint · {workshop.clock(block.end)}\n\n{checkpoint[:1].upper()}{checkpoint[1:]}."))
+    cells.append(_md(f"## Checkpoint · {workshop.clock(block.end)}\n\n"
+                     f"{checkpoint[:1].upper()}{checkpoint[1:]}."))
     return _deck(cells, block.title)
 
 
@@ -493,9 +496,10 @@ def live_copy(source: Path | None = None, dest_dir: Path = OUT / "live") -> Path
             typed_cell.metadata["live_copy"] = "type here"
             cells += [note, typed_cell]
     nb.cells = cells
+    lesson = source.relative_to(ROOT) if source.is_relative_to(ROOT) else source.name
     nb.cells[0].source = nb.cells[0].source.rstrip() + (
         "\n\n*Live-coding copy: every output cleared; the cell typed in the room is collapsed, with an "
-        f"empty cell below it to type into. The lesson itself is `{source.relative_to(ROOT) if source.is_relative_to(ROOT) else source.name}`.*")
+        f"empty cell below it to type into. The lesson itself is `{lesson}`.*")
     for i, cell in enumerate(nb.cells):  # ids unique and stable
         cell.id = f"live-{i}" if cell.metadata.get("live_copy") else cell.get("id", f"live-{i}")
     dest_dir.mkdir(parents=True, exist_ok=True)

@@ -133,7 +133,8 @@ def test_title_states_the_number_from_the_map(row):
     if row.lab:
         lab_title = nbformat.read(ROOT / row.lab, as_version=4).cells[0].source.strip().splitlines()[0]
         assert lab_title.startswith(f"# Lab {row.code} — "), (
-            f"{row.lab}: the title should start '# Lab {row.code} — ' (the lesson it follows), found {lab_title!r}")
+            f"{row.lab}: the title should start '# Lab {row.code} — ' (the lesson it follows), "
+            f"found {lab_title!r}")
 
 
 @pytest.mark.parametrize("row", EXISTING, ids=[row.name for row in EXISTING])
@@ -231,7 +232,8 @@ def test_every_lesson_with_a_lab_sends_the_learner_there_in_whats_next():
         if not row.lab or not row.exists:
             continue
         cells = nbformat.read(ROOT / row.file, as_version=4).cells
-        last = next(c.source for c in cells if c.cell_type == "markdown" and c.source.startswith("## What's next"))
+        last = next(c.source for c in cells
+                    if c.cell_type == "markdown" and c.source.startswith("## What's next"))
         assert f"(../{row.lab})" in last, f"{row.file}: What's next does not link {row.lab}"
         assert "no lab" not in last, f"{row.file}: What's next says there is no lab"
 

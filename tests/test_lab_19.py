@@ -139,7 +139,7 @@ def test_every_draw_holds_every_hard_case():
         notes = lab19._draw_notes(labs.rng(seed))
         first = notes.questions[0][0][0]
         assert len(first) >= 5 and len(set(first)) == len(first) - 2  # two texts twice
-        assert any(a == b for a, b in zip(first, first[1:]))  # one repeat in a row
+        assert any(a == b for a, b in zip(first, first[1:], strict=False))  # one repeat in a row
         assert any(first.index(t) + 1 < len(first) - 1 - first[::-1].index(t) for t in first)  # one apart
         assert len(notes.questions) == 2 and len(notes.questions[0][0]) == 2
         limits = lab19._draw_limits(labs.rng(seed))
@@ -1154,7 +1154,8 @@ def ship_detects(model, tools, tracker, audit):  # "about an order" = mentions s
     @wrap_model_call
     def offer(request, handler):
         about = any(
-            "ship" in m.text.lower() or "order" in m.text.lower() for m in request.messages if m.type == "human"
+            "ship" in m.text.lower() or "order" in m.text.lower()
+            for m in request.messages if m.type == "human"
         )
         return handler(request.override(tools=[t for t in request.tools if t.name != tracker.name or about]))
 

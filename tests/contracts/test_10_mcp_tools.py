@@ -1151,7 +1151,8 @@ def test_with_the_handler_off_an_error_with_no_content_at_all_says_it_was_empty(
     """Rule 2: `fail_silently` answers isError=True with no content items; "no text content (N
     non-text ...)" is only for non-text blocks. Pinned: langchain-mcp-adapters 0.3.2, mcp 1.30.0,
     langchain-core 1.8.3, langgraph 1.2.24."""
-    error = _run_with_tools(mcp_server.RESULTS_SERVER_NAME, _message_or_error(None, "fail_silently", city="Paris"),
+    error = _run_with_tools(mcp_server.RESULTS_SERVER_NAME,
+                            _message_or_error(None, "fail_silently", city="Paris"),
                             handle_tool_errors=False)
     assert type(error).__name__ == "_MCPToolExecutionError" and isinstance(error, ToolException)
     assert str(error) == "MCP tool returned an error with empty content."
@@ -1262,8 +1263,8 @@ def _annotation_server():
     def optional_int_returning_none() -> int | None:
         return None
 
-    for function in (int_returning_a_string, int_returning_a_word, no_annotation, any_annotation, bare_dict, bare_list,
-                     str_keyed_dict, int_keyed_dict, optional_int_returning_none):
+    for function in (int_returning_a_string, int_returning_a_word, no_annotation, any_annotation, bare_dict,
+                     bare_list, str_keyed_dict, int_keyed_dict, optional_int_returning_none):
         server.tool(description=function.__name__)(function)
     return server
 
@@ -1312,7 +1313,8 @@ def test_a_value_the_annotation_cannot_take_makes_the_call_an_error_result(by_an
     `-> int` returning "sunny" is no result but an error (rule 2 then: a status "error" ToolMessage)."""
     raw, message = by_annotation["int_returning_a_word"]
     assert raw.isError and raw.structuredContent is None
-    first_line = "Error executing tool int_returning_a_word: 1 validation error for int_returning_a_wordOutput"
+    first_line = ("Error executing tool int_returning_a_word: "
+                  "1 validation error for int_returning_a_wordOutput")
     assert raw.content[0].text.splitlines()[0] == first_line
     assert message.status == "error" and message.artifact is None and message.text.startswith(first_line)
 
@@ -1474,7 +1476,8 @@ def test_an_mcp_listings_title_and_icons_are_not_read_by_the_adapter():
 
     server.tool(title="Shown title", icons=[Icon(src="https://example.com/i.png")], description="d")(shown)
     (listing,) = asyncio.run(server.list_tools())
-    assert listing.title == "Shown title" and listing.icons and listing.annotations is None and listing.meta is None
+    assert listing.title == "Shown title" and listing.icons
+    assert listing.annotations is None and listing.meta is None
 
     async def scenario(tools):
         return tools
@@ -1491,15 +1494,18 @@ def test_an_mcp_tools_metadata_is_in_every_run_of_it_so_in_astream_events():
     from langchain.agents import create_agent
 
     async def scenario(tools):
-        script = [[{"name": "temperature", "args": {"city": "Paris"}}, {"name": "weather_record", "args": {"city": "Paris"}}],
+        script = [[{"name": "temperature", "args": {"city": "Paris"}},
+                   {"name": "weather_record", "args": {"city": "Paris"}}],
                   tool_results_summary]
         agent = create_agent(ScriptedChatModel(script=script), tools)
         return {e["name"]: e["metadata"] async for e in agent.astream_events(
-            {"messages": [HumanMessage("go")]}, version="v2") if e["event"] in ("on_tool_start", "on_tool_end")}
+            {"messages": [HumanMessage("go")]}, version="v2")
+            if e["event"] in ("on_tool_start", "on_tool_end")}
 
     seen = _run_with_tools(mcp_server.RESULTS_SERVER_NAME, scenario)
     assert seen["temperature"]["_meta"] == {"unit": "°C"}
-    assert seen["weather_record"]["title"] == "Weather record" and seen["weather_record"]["readOnlyHint"] is True
+    assert seen["weather_record"]["title"] == "Weather record"
+    assert seen["weather_record"]["readOnlyHint"] is True
 
 
 @lesson
@@ -1513,7 +1519,8 @@ def test_langchains_beta_mcp_module_nests_annotations_and_meta_under_mcp_tool_an
     assert importlib.util.find_spec("fastmcp") is None
     with pytest.raises(ModuleNotFoundError, match="fastmcp"):
         import langchain.mcp  # noqa: F401
-    source = (pathlib.Path(importlib.util.find_spec("langchain").origin).parent / "mcp" / "tools.py").read_text()
+    package = pathlib.Path(importlib.util.find_spec("langchain").origin).parent
+    source = (package / "mcp" / "tools.py").read_text()
     assert 'tool_meta["annotations"] = tool.annotations.model_dump(exclude_none=True)' in source
     assert 'tool_meta["_meta"] = tool.meta' in source and 'mcp["tool"] = tool_meta' in source
     assert 'return {"mcp": mcp} if mcp else None' in source

@@ -404,7 +404,10 @@ def _sibling_beside(trouble: str, call: str):
     builder.add_edge(START, "other")
     graph, config = builder.compile(checkpointer=RecordingSaver()), _thread(f"{trouble} {call}")
     try:
-        graph.invoke({"log": []}, config) if call == "invoke" else asyncio.run(graph.ainvoke({"log": []}, config))
+        if call == "invoke":
+            graph.invoke({"log": []}, config)
+        else:
+            asyncio.run(graph.ainvoke({"log": []}, config))
     except ConnectionError:
         pass
     returned.set()
@@ -1006,7 +1009,7 @@ def test_under_async_durability_an_answer_can_be_committed_against_a_checkpoint_
 
 
 @lesson
-def test_under_sync_durability_a_finished_tasks_answer_is_committed_in_the_background_and_a_crash_can_lose_it():
+def test_under_sync_durability_a_finished_tasks_answer_is_committed_in_the_background_and_a_crash_can_lose_it():  # noqa: E501
     """Only the checkpoint is awaited under "sync" (langgraph#8039): a crash while charge's answer is
     still being committed loses it, though every checkpoint is committed.
 
@@ -1104,7 +1107,8 @@ def _validation_error():
 def _httpx_status_error(status):
     httpx = pytest.importorskip("httpx")
     request = httpx.Request("GET", "https://api.example.com")
-    return httpx.HTTPStatusError(str(status), request=request, response=httpx.Response(status, request=request))
+    return httpx.HTTPStatusError(str(status), request=request,
+                                 response=httpx.Response(status, request=request))
 
 
 def _requests_http_error(status):
@@ -1134,7 +1138,8 @@ RETRY_ON_CASES = [
 
 
 @lesson
-@pytest.mark.parametrize("name, make_error, retried", RETRY_ON_CASES, ids=[case[0] for case in RETRY_ON_CASES])
+@pytest.mark.parametrize("name, make_error, retried", RETRY_ON_CASES,
+                         ids=[case[0] for case in RETRY_ON_CASES])
 def test_default_retry_on_decides_by_class(name, make_error, retried):
     """The built-in ConnectionError family: retried; httpx.HTTPStatusError: a 5xx only; requests'
     HTTPError: every status (an error response is falsy); OSError (TimeoutError, requests'

@@ -107,7 +107,8 @@ def test_messages_mode_emits_the_tool_message_inside_a_commands_update(build):
 
     graph = {"tool_loop": lambda: _loop(MIXED, [lookup, set_flag]),
              "create_agent": lambda: create_agent(ScriptedChatModel(script=MIXED), [lookup, set_flag]),
-             "create_react_agent": lambda: _react(ScriptedChatModel(script=MIXED), [lookup, set_flag])}[build]()
+             "create_react_agent": lambda: _react(ScriptedChatModel(script=MIXED), [lookup, set_flag]),
+             }[build]()
     seen = sorted((meta["langgraph_node"], m.content) for m, meta in graph.stream(GO, stream_mode="messages")
                   if isinstance(m, ToolMessage))
     assert seen == [("tools", "flag set"), ("tools", "found Paris")]

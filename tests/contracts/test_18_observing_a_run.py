@@ -157,7 +157,9 @@ def test_each_channel_reports_its_point_of_a_tools_step_in_order():
 
 @lesson
 @pytest.mark.parametrize("mode", ["values", "checkpoints"])
-def test_astream_events_sends_values_or_checkpoints_as_the_roots_on_chain_stream_if_passed_as_stream_mode(mode):
+def test_astream_events_sends_values_or_checkpoints_as_the_roots_on_chain_stream_if_passed_as_stream_mode(
+    mode,
+):
     """Section 1's table: the barrier's and the checkpoint's chunks reach `astream_events` only as
     the root run's `on_chain_stream`, and only when passed as `stream_mode`; the same chunks as
     `stream()` sends. Pinned: langgraph 1.2.24, langchain 1.5.2, langchain-core 1.8.3."""
@@ -416,7 +418,8 @@ def test_astream_events_a_nodes_sequence_tags_each_run_directly_under_it_with_it
     tool_tags = {e["name"]: e["tags"] for e in _events(graph) if e["event"] == "on_tool_start"}
     assert tool_tags == {"lookup": ["seq:step:1"], "flaky": ["seq:step:1"]}
     agent = create_agent(ScriptedChatModel(script=[_turn(("research", {"topic": "a"})), "ok"]), [research])
-    (researcher,) = [e for e in _events(agent) if e["event"] == "on_chain_start" and e["name"] == "researcher"]
+    (researcher,) = [e for e in _events(agent)
+                     if e["event"] == "on_chain_start" and e["name"] == "researcher"]
     assert researcher["tags"] == []
 
 
@@ -617,15 +620,16 @@ def _sent_again(kind):
     raises the first time; `delete` interrupts); then the retry (`None`) or the resume. Returns the
     checkpoints the second call sent and the thread's history length before and after it."""
     second = _fails_once() if kind == "retry" else delete
-    agent = _agent([("lookup", {"query": "a"}), (second.name, {"query": "b"} if kind == "retry" else {"path": "x"})],
-                   [lookup, second])
+    second_args = {"query": "b"} if kind == "retry" else {"path": "x"}
+    agent = _agent([("lookup", {"query": "a"}), (second.name, second_args)], [lookup, second])
     config = _thread(kind)
     try:
         agent.invoke(GO, config)
     except ConnectionError:
         pass
     before = len(list(agent.get_state_history(config)))
-    sent = list(agent.stream(None if kind == "retry" else Command(resume="yes"), config, stream_mode="checkpoints"))
+    again = None if kind == "retry" else Command(resume="yes")
+    sent = list(agent.stream(again, config, stream_mode="checkpoints"))
     return sent, before, len(list(agent.get_state_history(config)))
 
 
@@ -640,7 +644,9 @@ def test_a_resume_or_a_retry_sends_the_checkpoint_it_starts_from_again_without_s
 
 @lesson
 @pytest.mark.parametrize("kind", ["resume", "retry"])
-def test_in_a_checkpoint_sent_again_a_finished_tasks_dict_adds_result_a_failed_ones_has_error_not_interrupts(kind):
+def test_in_a_checkpoint_sent_again_a_finished_tasks_dict_adds_result_a_failed_ones_has_error_not_interrupts(
+    kind,
+):
     """A fresh checkpoint's task dicts are {id, name, interrupts, state}; in the one sent again the
     finished sibling's adds `result`, the failed task's has `error` and no `interrupts`, the
     interrupted task's lists its interrupt. Pinned: langgraph 1.2.24, langchain 1.5.2."""
@@ -1114,10 +1120,11 @@ def test_astream_events_without_stream_mode_carries_no_writer_chunk():
 
 
 @lesson
-def test_astream_events_with_stream_mode_custom_carries_a_writer_chunk_as_the_roots_on_chain_stream_without_node_metadata():
+def test_astream_events_with_stream_mode_custom_carries_a_writer_chunk_as_the_roots_on_chain_stream_without_node_metadata():  # noqa: E501
     """The chunk comes as an `on_chain_stream` of the root run, named "LangGraph", whose metadata has no
     `langgraph_node` (langgraph#6330 asks for it). Pinned: langgraph 1.2.24, langchain-core 1.8.3."""
-    (event,) = [e for e in _events(_custom_output_graph(), stream_mode="custom") if "custom_llm_chunk" in str(e["data"])]
+    (event,) = [e for e in _events(_custom_output_graph(), stream_mode="custom")
+                if "custom_llm_chunk" in str(e["data"])]
     assert (event["event"], event["name"], event["parent_ids"]) == ("on_chain_stream", "LangGraph", [])
     assert event["data"] == {"chunk": {"custom_llm_chunk": "The 49ers"}}
     assert "langgraph_node" not in event["metadata"]
@@ -1200,7 +1207,8 @@ def test_a_graph_streamed_inside_a_node_given_the_nodes_config_and_no_mode_yield
 def test_a_graph_streamed_inside_a_node_given_the_nodes_config_and_a_mode_yields_that_mode(outer_run):
     """Since langgraph#4806 (for langgraph#2351) a mode passed wins over the node default. Pinned:
     langgraph 1.2.24."""
-    assert _inner_chunks(outer_run, pass_config=True, stream_mode="updates") == [{"n1": {"a": 1}}, {"n2": {"b": 2}}]
+    chunks = _inner_chunks(outer_run, pass_config=True, stream_mode="updates")
+    assert chunks == [{"n1": {"a": 1}}, {"n2": {"b": 2}}]
 
 
 @lesson

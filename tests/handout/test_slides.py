@@ -109,7 +109,8 @@ MEASURE = """() => {
     if (el.closest('aside.notes')) continue;
     const r = el.getBoundingClientRect();
     if (r.width === 0 && r.height === 0) continue;
-    if (r.bottom > box.bottom + pad || r.right > box.right + pad || r.left < box.left - pad || r.top < box.top - pad)
+    if (r.bottom > box.bottom + pad || r.right > box.right + pad || \
+r.left < box.left - pad || r.top < box.top - pad)
       out.overflow.push(el.tagName + ' ' + (el.textContent || '').trim().slice(0, 50));
   }
   const blocks = Array.from(slide.querySelectorAll('p, li, pre, div.highlight, table, img'))
@@ -117,7 +118,8 @@ MEASURE = """() => {
   blocks.forEach((el, i) => {
     if (!el.matches('p, li') || !/[:：]$/.test(el.textContent.trim())) return;
     const next = blocks[i + 1];
-    if (!next || !next.matches('pre, div.highlight, img, table, ul, ol, li')) out.colon.push(el.textContent.trim().slice(-60));
+    if (!next || !next.matches('pre, div.highlight, img, table, ul, ol, li')) \
+out.colon.push(el.textContent.trim().slice(-60));
   });
   for (const img of slide.querySelectorAll('img')) out.images.push(img.complete && img.naturalWidth > 0);
   return out;
