@@ -291,14 +291,8 @@ def smallest_printed_pt(browser, html_file: Path, scale: float) -> tuple[float, 
     return px * 0.75 * scale, text
 
 
-TOO_LONG = {"agent-en", "agent-zh"}
-"""Sheets that take three pages at 7 pt (about a quarter too many words): to be shortened."""
-
-
 @needs_poppler
-@pytest.mark.parametrize("sheet", [pytest.param(s, marks=pytest.mark.xfail(
-    s.rsplit("-", 1)[0] in TOO_LONG, strict=True,
-    reason="three pages at 7 pt: the sheet needs about a quarter fewer words")) for s in SHEETS])
+@pytest.mark.parametrize("sheet", SHEETS)
 def test_each_cheat_sheet_fits_two_pages(site, sheet):
     out, result = site
     if sheet not in result["sheets"]:
