@@ -151,8 +151,10 @@ def _short(paragraph: str, limit: int = 230) -> str:
             break
         keep.append(sentence)
     if sentences[-1].endswith(":") and sentences[-1] not in keep:
-        keep = keep[:1] + ["…", sentences[-1]] if len(keep[0]) + len(sentences[-1]) < 1.6 * limit \
+        skipped = "…" if len(sentences) > 2 else ""  # an ellipsis only where sentences are left out
+        keep = keep[:1] + [skipped, sentences[-1]] if len(keep[0]) + len(sentences[-1]) < 1.6 * limit \
             else ["…", sentences[-1]]
+        keep = [k for k in keep if k]
     return " ".join(keep)
 
 
@@ -174,9 +176,15 @@ def _text_items(source: str) -> tuple[str, list[Item]]:
         return heading, items
     chosen = [prose[0]] if not prose[-1].rstrip().endswith(":") or len(prose) == 1 else [prose[0], prose[-1]]
     for block in chosen:
-        if re.match(r"^(\d+\.|[-*]) ", block):  # a list: its first three items
-            lines = [ln for ln in block.splitlines() if re.match(r"^(\d+\.|[-*]) ", ln)][:3]
-            text = "\n".join(lines)
+        if re.match(r"^(\d+\.|[-*]) ", block):  # a list: its first three items, each cut short
+            entries: list[str] = []
+            for line in block.splitlines():
+                if re.match(r"^(\d+\.|[-*]) ", line):
+                    entries.append(line)
+                elif entries:  # an item's next line
+                    entries[-1] += " " + line.strip()
+            text = "\n".join(re.match(r"^(\d+\.|[-*]) ", e).group(0) + _short(e.split(" ", 1)[1], 120)
+                             for e in entries[:3])
         else:
             text = _short(block)
         items.append(Item("text", text, 1.3 * _rows(text, TEXT_COLUMNS) + 0.4,
@@ -195,8 +203,9 @@ def _output_text(output: dict) -> str:
     return "".join(text) if isinstance(text, list) else text
 
 
-def _code_items(cell: dict, workshop) -> list[Item]:
-    """A code cell as its code (split into slide-sized parts) and its committed outputs."""
+def _code_items(cell: dict, workshop, first: float = 0) -> list[Item]:
+    """A code cell as its code (split into slide-sized parts, the first at most `first` rows when
+    given) and its committed outputs."""
     import html as _html
 
     source = workshop._source(cell).rstrip()
@@ -204,7 +213,8 @@ def _code_items(cell: dict, workshop) -> list[Item]:
     lines = source.splitlines()
     part: list[str] = []
     for line in lines + [None]:
-        if line is not None and _rows("\n".join(part + [line]), CODE_COLUMNS) <= ROWS - 3:
+        budget = (first or ROWS - 3) if not items else ROWS - 3
+        if line is not None and _rows("\n".join(part + [line]), CODE_COLUMNS) <= budget:
             part.append(line)
             continue
         carry: list[str] = []
@@ -257,9 +267,10 @@ def _render(item: Item) -> str:
     return item.body
 
 
-def _pack(heading: str, items: list[Item], label: str = "") -> list[str]:
+def _pack(heading: str, items: list[Item], label: str = "", continued: str = "") -> list[str]:
     """Items onto slides of at most `ROWS` rows, a text ending in a colon kept with what follows it
-    (code or output), so no slide ends on a colon; each slide under the section's heading."""
+    (code or output), so no slide ends on a colon; each slide under the section's heading (the next
+    ones under `continued`, or the heading, then "(continued)")."""
     # strict=False: with no items the second list is still [None] (1 against 0)
     for item, after in zip(items, items[1:] + [None], strict=False):
         if item.sticky and (after is None or after.kind == "text"):  # what it introduces is elsewhere
@@ -279,7 +290,7 @@ def _pack(heading: str, items: list[Item], label: str = "") -> list[str]:
         slides[-1].extend(group)
     out = []
     for n, slide in enumerate(s for s in slides if s):
-        title = heading + (" (continued)" if n else "")
+        title = (continued or heading) + " (continued)" if n else heading
         top = f"### {title}" + (f' <span class="step">{label}</span>' if label and not n else "")
         out.append("\n\n".join([top] + [_render(i) for i in slide]))
     return out
@@ -298,6 +309,33 @@ def _where(block, step, workshop) -> str:
     return workshop._where_label(block, step.where)
 
 
+TYPE_IT = Item("text", "In the live-coding copy, type it in the empty cell under the lesson's collapsed "
+                       "one, saying each line:", 2.6, sticky=True)
+
+
+def _typed_after_intro(block, typed: set[str], workshop) -> list[tuple[object, list[int], str]]:
+    """(step, its cell indices, the section's heading if another step holds it) in the plan's order,
+    except that a section's cells before the cell typed live (its heading and intro) go with the typed
+    step, so they come before its typing slides even when the plan lists the section's shown step
+    after the typed one."""
+    steps = [[step, list(workshop.step_cells(block, step)), ""] for step in block.steps]
+    source = workshop.cells_of(block.part.notebook)
+    for k, (step, indices, _) in enumerate(steps):
+        if step.where not in typed or not indices:
+            continue
+        section = step.where.split(" ", 1)[0]
+        for later in steps[k + 1:]:
+            if later[0].where.split(" ", 1)[0] != section or later[0].where in typed:
+                continue
+            early = [i for i in later[1] if i < indices[0] and source[i]["cell_type"] == "markdown"]
+            later[1] = [i for i in later[1] if i not in early]
+            heads = [_text_items(workshop._source(source[i]))[0] for i in early
+                     if source[i]["cell_type"] == "markdown"]
+            later[2] = next((h for h in heads if h), later[2])
+            indices[:0] = early
+    return [(step, indices, section) for step, indices, section in steps if indices]
+
+
 def block_deck(block, workshop):
     """One block's deck: its title and objectives, then each step's cells in order (the section's
     heading and opening prose, the code, its committed output and figures), the key points and the
@@ -314,29 +352,40 @@ def block_deck(block, workshop):
     source = workshop.cells_of(block.part.notebook)
     mode_label = {"show": "on the projector", "type": "typed live", "own": "everyone runs it",
                   "pairs": "in pairs"}
-    for step in block.steps:
-        indices = workshop.step_cells(block, step)
+    plan = _typed_after_intro(block, typed, workshop)
+    for step, indices, section in plan:
         heading, items = "", []
+        introduces: list[Item] = []  # the prose of the markdown cell just before, if it ends on a colon
         for i in indices:
             cell = source[i]
             if cell["cell_type"] == "markdown":
                 head, prose = _text_items(workshop._source(cell))
                 heading = heading or head
                 items += prose
-            elif cell["cell_type"] == "code" and workshop._source(cell).strip():
+                introduces = prose if prose and prose[-1].sticky else []
+                continue
+            if cell["cell_type"] == "code" and workshop._source(cell).strip():
                 tags = cell.get("metadata", {}).get("tags", [])
                 if "nbval-ignore-output" in tags and step.where == "Setup":
-                    continue  # the versions cell: not for the projector
-                items += _code_items(cell, workshop)
-        heading = heading or ("Setup" if step.where == "Setup" else _where(block, step, workshop))
+                    # the versions cell: not for the projector, nor the sentence that introduces it
+                    items = [item for item in items if item not in introduces]
+                elif step.where in typed:  # its code after the intro and TYPE_IT, the rest on the next
+                    above = sum(i.rows for i in items if i.kind == "text") + TYPE_IT.rows + 0.8
+                    items += _code_items(cell, workshop, first=ROWS - above if ROWS - above >= 5 else 0)
+                else:
+                    items += _code_items(cell, workshop)
+            introduces = []
+        heading = heading or section or ("Setup" if step.where == "Setup" else _where(block, step, workshop))
         label = f"{_where(block, step, workshop)} · {mode_label.get(step.mode, step.mode)}"
+        continued = ""
         if step.where in typed:
-            heading = f"Typed live: {_where(block, step, workshop)}"
-            label = ""
-            items = [Item("text", "In the live-coding copy, type it in the empty cell under the "
-                                  "lesson's collapsed one, saying each line:", 2.6, sticky=True)] + [
+            continued = f"Typed live: {_where(block, step, workshop)}"
+            if not heading or heading == _where(block, step, workshop):  # no section intro before it
+                heading, label = continued, ""
+            items = [i for i in items if i.kind == "text"] + [
+                Item(TYPE_IT.kind, TYPE_IT.body, TYPE_IT.rows, sticky=True)] + [
                 i for i in items if i.kind == "code"]
-        for k, slide in enumerate(_pack(heading, items, label)):
+        for k, slide in enumerate(_pack(heading, items, label, continued)):
             cells.append(_md(slide, "slide" if k == 0 else "subslide"))
         if step.note:
             cells.append(_notes(f"**{label or heading}**: {workshop.render(step.note)}"))
@@ -348,10 +397,26 @@ def block_deck(block, workshop):
     return _deck(cells, block.title)
 
 
-def _conduct_rules() -> list[str]:
+CONDUCT = ROOT / "docs" / "workshop" / "code-of-conduct.md"
+CONTACT_MISSING = "<name and contact: write them in docs/workshop/code-of-conduct.md>"
+
+
+def _conduct_rules(text: str | None = None) -> list[str]:
     """The three rules' bold names from docs/workshop/code-of-conduct.md."""
-    text = (ROOT / "docs" / "workshop" / "code-of-conduct.md").read_text(encoding="utf-8")
+    text = CONDUCT.read_text(encoding="utf-8") if text is None else text
     return re.findall(r"^\d+\. \*\*(.+?)\*\*", text, flags=re.M)
+
+
+def conduct_contact(text: str | None = None) -> str:
+    """Who to tell, as the instructor filled it into docs/workshop/code-of-conduct.md: the words after
+    "in person or privately (…):" in its "If anything makes this room unwelcoming" paragraph. Still the
+    template's `<name and contact …>`, that placeholder, so the slide shows it is not filled in."""
+    text = CONDUCT.read_text(encoding="utf-8") if text is None else text
+    paragraph = next((" ".join(p.split()) for p in re.split(r"\n\s*\n", text) if "unwelcoming" in p), "")
+    found = (re.search(r"privately(?: \([^)]*\))?:\s*(.+?)\.\s+We will", paragraph)
+             or re.search(r"privately(?: \([^)]*\))?:\s*(.+?)\.?$", paragraph))
+    contact = found.group(1).strip() if found else ""
+    return contact or CONTACT_MISSING
 
 
 def opening_deck(block, workshop):
@@ -373,8 +438,8 @@ def opening_deck(block, workshop):
         _md("## Today\n\n" + "\n".join(rows)),
         _md("## Code of conduct\n\n"
             + "\n".join(f"- {rule}" for rule in _conduct_rules()) + "\n"
-            "- Anything unwelcoming: tell me or any helper, in person or privately.\n"
-),
+            "- Anything unwelcoming: tell me or any helper, in person or privately, or "
+            f'<span class="contact">{html.escape(conduct_contact())}</span>.\n'),
         _md("## Housekeeping\n\n- Exits, toilets, water: as shown on the wall.\n"
             "- No Wi-Fi and no API key needed today.\n"
             "- Questions and links: the shared notes."),
@@ -409,7 +474,8 @@ def wrap_up_deck(block, workshop):
             + f"\n\n…then {len(items) - first} more, each lesson followed by its lab: the list is in "
               "`docs/workshop/README.md` (*homework*) and the shared notes."),
         _md("## Take home\n\n- the cheat sheets, English and 中文, to print\n"
-            "- the handout: every lesson with its outputs, from disk, no network\n"
+            "- the handout: on the stick, in `handout/`: copy it at a break, or build it at home with "
+            "`make handout`\n"
             "- the solutions: in the course repository (its address is in the shared notes). Clone it "
             "afresh at home, then `q1.solution()` prints them; a copy from the stick has none, and "
             "`git pull` there brings none (`docs/workshop/solutions.md`)"),
