@@ -105,12 +105,14 @@ class Step:
     """One stretch of a block, in order.
 
     `where`: `Setup`, `§N` (the section, less any cell another step of the block names), `§N Name`
-    (the code cell of section N that defines `Name`) or `Exercise N`. `mode`: one of `MODES`.
-    `note`: what to do, with references written `{§N}` (see `render`)."""
+    (the code cell of section N that defines `Name`; `§N Name,Other`: the cells that define each)
+    or `Exercise N`. `mode`: one of `MODES`. `note`: what to do, with references written `{§N}`
+    (see `render`). `label`: what the script calls the step, when not its `where`."""
 
     where: str
     mode: str
     note: str = ""
+    label: str = ""
 
 
 @dataclass(frozen=True)
@@ -153,6 +155,8 @@ class Block:
     sections: tuple[str, ...] = field(default=())
     run_cells: tuple[int, ...] = field(default=())  # empty: a highlights block opens `highlights`
     cues: tuple[tuple[int, str], ...] = field(default=())
+    decisions: tuple[tuple[int, str, str], ...] = field(default=())
+    """(minute, in a word, what to decide): halfway through a step typed live (`decision_cues`)."""
     exercises: int = 0
     saves: tuple[int, ...] = field(default=())
     highlights: str = ""
@@ -173,10 +177,13 @@ BREAK_NOTE = ("Before they stand up: **sticky notes** on the lid, green if the b
               "visit every red note first; you read the cards and answer the most common question "
               "when the room is back.")
 
-SLACK_NOTE = ("{} min beyond the estimate, for typos and questions: still on an earlier step at this "
-              "time, take the block's first cut now; there early, take questions, then start the next "
-              "block")
+SLACK_NOTE = ("{} min beyond the estimate, for what it cannot see: questions, a typo's fix on a screen "
+              "that fell behind; there early, take questions, then start the next block")
 """The step-table row of a block's planned slack."""
+
+DECISION_NOTE = ("halfway through the typing: fewer than half the room has typed this far? Take the "
+                 "block's first cut now: {how} (gives back about {saves} min from here)")
+"""The step-table row halfway through a step typed live: the moment its cut still gives time back."""
 
 PLAN: tuple[Block, ...] = (
     Block(
@@ -232,8 +239,9 @@ PLAN: tuple[Block, ...] = (
         steps=(
             Step("Setup", "show", "run it; say what the stopwatch and the recorder are for"),
             Step("§1", "show", "two awaits in a row: ask how long two 0.5 s calls take"),
-            Step("§2", "show", "ask first: three 0.1 s calls, sequential vs gathered, how long each? "
-                               "Then the timelines"),
+            Step("§2", "show", "ask first: the same two 0.5 s calls, gathered: how long? Run it; then "
+                               "the timelines, the two calls again at 0.1 s each, awaited in a row and "
+                               "gathered: ask where the second bar starts in each"),
             Step("§3", "pairs", "pairs agree on a prediction for the `guess` cell (the order the calls "
                                 "complete in), then run it and the order gather returns"),
             Step("§4", "show", "the capital, then its weather: why this pair stays sequential"),
@@ -298,8 +306,9 @@ PLAN: tuple[Block, ...] = (
                                "with that id"),
             Step("§2", "show", "the allow-list is a dict by name: `os.system` is not in it"),
             Step("§3 MinimalAsyncToolNode", "type", "type the class, saying each line as you type it"),
-            Step("§3", "show", "run it: predict how many calls are in flight at the peak; then the "
-                               "unknown tool and the failing one, its two limits"),
+            Step("§3", "show", "run it: predict how many calls are in flight at the peak; then its two "
+                               "limits: an unknown name raises (say it: the lesson shows no cell for it), "
+                               "and one failing call sinks the batch (run that cell)"),
         ),
         objectives=("Write a tool node: a loop over the last message's tool calls",
                     "Refuse a tool that is not on the allow-list",
@@ -312,8 +321,8 @@ PLAN: tuple[Block, ...] = (
             "allow-list, run it, answer with a ToolMessage carrying its id.",
         room="type the class along with you in a new cell, or watch and run the lesson's cell",
         checkpoint="the node answered both calls on every screen; the room names its two limits",
-        cuts=(Cut("§3 MinimalAsyncToolNode", "paste it from the lesson and explain it line by line, "
-                                             "instead of typing it", instead="show"),
+        cuts=(Cut("§3 MinimalAsyncToolNode", "paste it (or the rest of it) from the lesson and explain "
+                                             "it line by line, instead of typing it", instead="show"),
               Cut("§1", "say its point in a sentence (one answer per call id) and start at {§2}")),
         helpers="typos in the typed class: compare with the lesson's cell under {§3}",
         questions=(
@@ -334,10 +343,13 @@ PLAN: tuple[Block, ...] = (
             Step("§1", "show", "the same two calls through ToolNode in a graph: the node you typed, "
                                "built in"),
             Step("§2", "show", "the `'N/A'` error and its fix (`runtime=Runtime()`)"),
-            Step("§4", "pairs", "pairs agree on what the default does before each cell (a bad argument, "
-                                "a ValueError, an unknown tool, a failing call next to slow ones), "
-                                "write it in the `guess` cell, then run it; you then take the room "
-                                "through the case most pairs got wrong"),
+            Step("§4", "pairs", "before the pairs start, say: under `invoke`, ToolNode runs each call "
+                                "on a thread of a pool, and `max_concurrency`, given in `config`, caps "
+                                "the pool (at 1: one thread); {home §3} shows it. Pairs agree on what "
+                                "the default does before each case (a missing argument, a ValueError, "
+                                "an unknown tool, a failing call next to slow ones, then one thread): "
+                                "the first in the `guess` cell, the rest on paper or aloud; then run "
+                                "it. You then take the room through the case most pairs got wrong"),
         ),
         objectives=("Predict what ToolNode's default error policy answers and what it raises",
                     "Run ToolNode outside a graph"),
@@ -364,19 +376,29 @@ PLAN: tuple[Block, ...] = (
     Block(
         "05 highlights · how return values become ToolMessage content", "highlights",
         Part("notebooks/05_return_types.ipynb", ("§5",)),
-        does="the highlights notebook: Run All, then section 5 together",
+        does="predict on paper, then the highlights notebook's Run All to compare, then section 5 together",
         steps=(
-            Step("Setup", "own", "everyone opens the highlights notebook and runs *Run → Run All Cells*"),
-            Step("§5", "show", "walk through it on the projector: predict what `nothing` (None) becomes, "
-                               "then the table of eight answers"),
+            Step("§5 weather,count", "pairs",
+                 "notebooks closed (the highlights notebook is saved with its answers): show the eight "
+                 "tools on the projector; pairs write on paper what four of them become as ToolMessage "
+                 "content: `weather` (a dict), `count` (an int), `nothing` (None), `names` (a list of "
+                 "strings)", label="predict on paper"),
+            Step("Setup", "own", "everyone opens the highlights notebook, runs *Run → Run All Cells* and "
+                                 "compares the table of eight answers with the pair's paper"),
+            Step("§5", "show", "walk through it on the projector: the two steps that make the content, "
+                               "the table against the room's answers (which did most pairs get wrong?), "
+                               "then the side-by-side table"),
         ),
         objectives=("Predict what the model reads for each kind of return value",),
         key_points=("A string passes; a dict becomes JSON; content blocks stay a list of blocks.",),
-        say="Whatever a tool returns becomes a ToolMessage's content: a string passes, a dict is JSON, "
-            "content blocks stay blocks.",
-        room="Run All in the highlights notebook, then read each answer as you point at it",
-        checkpoint="{§5}'s table of eight answers is on every screen",
-        cuts=(Cut("Setup", "you run it on the projector; nobody opens the notebook"),
+        say="Predict first, on paper: what does the model read when a tool returns a dict, a number, "
+            "None, a list? Whatever a tool returns becomes a ToolMessage's content: a string passes, a "
+            "dict is JSON, content blocks stay blocks.",
+        room="predict four answers on paper in pairs; then Run All in the highlights notebook and compare; "
+             "then read each answer as you point at it",
+        checkpoint="every pair has checked its four predictions against {§5}'s table",
+        cuts=(Cut("Setup", "you run it on the projector and the pairs compare from there; nobody opens "
+                           "the notebook"),
               Cut("", "the whole block goes home: lesson 05 and lab 05")),
         helpers="a notebook that stops at an error: it is the lesson's notebook, not the highlights one; "
                 "open the highlights notebook and Run All",
@@ -576,7 +598,8 @@ def execution_counts(notebook: str, indices: list[int]) -> list[int]:
 
 
 # -- steps: which cells, how long ------------------------------------------------------------------
-_STEP = re.compile(r"^(?:(?P<setup>Setup)|§(?P<n>\d+)(?: (?P<name>\w+))?|(?P<exercise>Exercise \d+))$")
+_STEP = re.compile(r"^(?:(?P<setup>Setup)|§(?P<n>\d+)(?: (?P<name>\w+(?:,\w+)*))?"
+                   r"|(?P<exercise>Exercise \d+))$")
 
 
 def _section_of(part: Part, where: str) -> tuple[str, list[int]]:
@@ -590,17 +613,21 @@ def _section_of(part: Part, where: str) -> tuple[str, list[int]]:
                       f"{[h for h, _ in groups if h]}")
 
 
-def _defining_cell(part: Part, where: str) -> int:
-    """The code cell of `§N` that defines `Name` (a step written `§N Name`)."""
+def _defining_cells(part: Part, where: str) -> list[int]:
+    """The code cells of `§N` that define each name of a step written `§N Name` or `§N Name,Other`."""
     match = _STEP.match(where)
     cells = cells_of(part.notebook)
     _, indices = _section_of(part, where)
-    found = [i for i in indices if cells[i]["cell_type"] == "code"
-             and match.group("name") in _names(_source(cells[i]))[0]]
-    if not found:
-        raise LookupError(f"{part.notebook} {where.split(' ')[0]} has no code cell that defines "
-                          f"{match.group('name')!r}")
-    return found[0]
+    out = []
+    for name in match.group("name").split(","):
+        found = [i for i in indices if cells[i]["cell_type"] == "code"
+                 and name in _names(_source(cells[i]))[0]]
+        if not found:
+            raise LookupError(f"{part.notebook} {where.split(' ')[0]} has no code cell that defines "
+                              f"{name!r}")
+        if found[0] not in out:
+            out.append(found[0])
+    return sorted(out)
 
 
 def step_cells(block: Block, step: Step) -> list[int]:
@@ -609,10 +636,10 @@ def step_cells(block: Block, step: Step) -> list[int]:
     if not _STEP.match(step.where):
         raise ValueError(f"{block.title}: step {step.where!r} is not Setup, §N, §N Name or Exercise N")
     if _STEP.match(step.where).group("name"):
-        return [_defining_cell(block.part, step.where)]
+        return _defining_cells(block.part, step.where)
     _, indices = _section_of(block.part, step.where)
-    claimed = {_defining_cell(block.part, other.where) for other in block.steps
-               if other is not step and _STEP.match(other.where).group("name")}
+    claimed = {i for other in block.steps if other is not step and _STEP.match(other.where).group("name")
+               for i in _defining_cells(block.part, other.where)}
     out = [i for i in indices if i not in claimed]
     if step.where == "Setup" and block.kind == "highlights":
         out = sorted(out + borrowed(block.part))
@@ -655,10 +682,16 @@ def block_estimate(part: Part, highlights: bool = False) -> float:
     return _room_estimate([cells[i] for i in indices], margin=RUN_MARGIN_MINUTES)
 
 
+def _margin_step(block: Block) -> int:
+    """The index of the step that carries the block's run margin (opening the notebook, starting the
+    kernel, the slowest cells): its Setup step, wherever it comes; else the first."""
+    return next((i for i, step in enumerate(block.steps) if step.where == "Setup"), 0)
+
+
 def _steps_exact(block: Block) -> list[float]:
-    """Each step's exact minutes; the block's run margin (times its factor) goes to the first."""
+    """Each step's exact minutes; the block's run margin (times its factor) goes to `_margin_step`."""
     exact = [step_minutes(block, step) for step in block.steps]
-    exact[0] += RUN_MARGIN_MINUTES * ROOM_FACTOR[block.kind]
+    exact[_margin_step(block)] += RUN_MARGIN_MINUTES * ROOM_FACTOR[block.kind]
     return exact
 
 
@@ -667,6 +700,8 @@ def agenda(plan: tuple[Block, ...] = PLAN) -> list[Block]:
     out, now = [], 0
     for block in plan:
         cues: list[tuple[int, str]] = []
+        halfway: list[tuple[int, Step]] = []
+        decisions: tuple[tuple[int, str, str], ...] = ()
         heads: tuple[str, ...] = ()
         exercises, saves, highlights_path = 0, (), ""
         if block.kind == "wrap-up":  # the rest of the session
@@ -684,6 +719,8 @@ def agenda(plan: tuple[Block, ...] = PLAN) -> list[Block]:
             done = 0.0
             for step, part_minutes in zip(block.steps, parts, strict=True):
                 cues.append((now + round(done * scale), step.where))
+                if step.mode == "type":
+                    halfway.append((now + round((done + part_minutes / 2) * scale), step))
                 done += part_minutes
             exercises = round(sum(m for s, m in zip(block.steps, parts, strict=True)
                                   if s.mode in EXERCISE_MODES) * scale)
@@ -691,6 +728,7 @@ def agenda(plan: tuple[Block, ...] = PLAN) -> list[Block]:
             if block.kind == "highlights":
                 highlights_path = highlights_file(block.part).relative_to(ROOT).as_posix()
             saves = tuple(_saving(block, cut, minutes, scale) for cut in block.cuts)
+            decisions = tuple(_decision(block, step, at, saves) for at, step in halfway)
         if block.items:
             done = 0
             for text, item_minutes in block.items:
@@ -699,10 +737,26 @@ def agenda(plan: tuple[Block, ...] = PLAN) -> list[Block]:
         if block.part is None:  # a cut of a block without a notebook is an instruction, not a step
             saves = tuple(0 for _ in block.cuts)
         out.append(replace(block, start=now, minutes=minutes, estimate=round(exact, 1), sections=heads,
-                           run_cells=(), cues=tuple(cues), exercises=exercises, saves=saves,
+                           run_cells=(), cues=tuple(cues), decisions=decisions, exercises=exercises,
+                           saves=saves,
                            highlights=highlights_path))
         now += minutes
     return out
+
+
+def _decision(block: Block, step: Step, at: int, saves: tuple[int, ...]) -> tuple[int, str, str]:
+    """The cue halfway through a step typed live: take the block's first cut for the rest, or not.
+    Raises `LookupError` when the block's first cut is not that step's."""
+    if not block.cuts or block.cuts[0].where != step.where:
+        raise LookupError(f"{block.title}: {step.where!r} is typed live, so the block's first cut must be "
+                          f"to show it instead (Cut({step.where!r}, ..., instead='show'))")
+    how = render(block.cuts[0].how)
+    return at, "decide", DECISION_NOTE.format(how=how, saves=halfway_saves(saves))
+
+
+def halfway_saves(saves: tuple[int, ...]) -> int:
+    """Minutes the first cut gives back when taken halfway through the step it cuts."""
+    return max(1, round(saves[0] / 2))
 
 
 def _saving(block: Block, cut: Cut, minutes: int, scale: float) -> int:
@@ -833,12 +887,17 @@ def reference_problems(block: Block) -> list[str]:
 
 
 def _where_label(block: Block, where: str) -> str:
-    """`§3 MinimalAsyncToolNode` → §3's `MinimalAsyncToolNode`; `Exercise 1` → exercise 1."""
+    """A step's `label`, else `§3 MinimalAsyncToolNode` → §3's `MinimalAsyncToolNode`; `Exercise 1` →
+    exercise 1; a highlights block's Setup → Run All."""
     match = _STEP.match(where)
+    label = next((s.label for s in block.steps if s.where == where and s.label), "")
+    if label:
+        return label
     if where == "Setup" and block.kind == "highlights":
         return "Run All"
     if match and match.group("name"):
-        return f"§{match.group('n')}'s `{match.group('name')}`"
+        names = match.group("name").split(",")
+        return f"§{match.group('n')}'s " + " and ".join(f"`{name}`" for name in names)
     return where.replace("Exercise", "exercise")
 
 
@@ -861,7 +920,7 @@ def _how(block: Block) -> str:
             typed += typed_characters(chosen)
             continue
         factor = ROOM_FACTOR["lab"] if step.mode == "pairs" else ROOM_FACTOR[block.kind]
-        margin = RUN_MARGIN_MINUTES if i == 0 else 0
+        margin = RUN_MARGIN_MINUTES if i == _margin_step(block) else 0
         by_factor[factor] = by_factor.get(factor, 0.0) + _room_estimate(chosen, margin=margin)
     terms = [f"{estimate:.1f} × {factor}" for factor, estimate in sorted(by_factor.items())]
     if typed:
@@ -1026,7 +1085,8 @@ def late_markdown(blocks: list[Block] | None = None) -> str:
                          f"(gives back {saves} min).")
         else:
             steps.append(f"More behind: drop {short} → {render(cut.how)} (gives back {saves} min).")
-    steps.append("At any other checkpoint, 5 minutes behind: that block's first cut (below).")
+    steps.append("At any other checkpoint, 5 minutes behind: the next block's first cut (below); the "
+                 "block just ended has none left to take.")
     never = [b.title.split(" · ")[0].replace("Lab", "lab") for b in blocks
              if b.never_cut and not b.cuts and b.kind != "wrap-up"]
     steps.append(f"Never: {', '.join(never)} (stop at the clock instead), the minute cards at the breaks, "
@@ -1047,8 +1107,10 @@ def _step_table(block: Block) -> list[str]:
         for at, text in block.cues:
             out.append(f"| {clock(at)} | {render(text)} | |")
         return out
-    for (at, where), step in zip(block.cues, block.steps, strict=True):
-        out.append(f"| {clock(at)} | {_where_label(block, where)} | **{step.mode}**: {render(step.note)} |")
+    rows = [(at, 0, f"| {clock(at)} | {_where_label(block, where)} | **{step.mode}**: {render(step.note)} |")
+            for (at, where), step in zip(block.cues, block.steps, strict=True)]
+    rows += [(at, 1, f"| {clock(at)} | **{short}** | {text} |") for at, short, text in block.decisions]
+    out += [row for _, _, row in sorted(rows, key=lambda r: (r[0], r[1]))]
     if block.slack:
         out.append(f"| {clock(block.end - block.slack)} | slack | {SLACK_NOTE.format(block.slack)} |")
     return out
@@ -1081,10 +1143,13 @@ def facilitator_markdown(plan: tuple[Block, ...] = PLAN) -> str:
             facts.append("the planned buffer: see *Running late?*")
         out.append(" · ".join(facts) + "\n")
         if block.highlights:
-            out.append(f"Everyone opens `{block.highlights}` (in JupyterLab's file browser: docs → "
+            first = _where_label(block, block.steps[0].where) if block.steps[0].where != "Setup" else ""
+            when = f"After the first step ({first}), e" if first else "E"
+            out.append(f"{when}veryone opens `{block.highlights}` (in JupyterLab's file browser: docs → "
                        f"workshop → highlights) and runs *Run → Run All Cells*: it holds only "
                        f"`{block.part.notebook}`'s Setup, the earlier cells this section needs, and "
-                       f"the section.\n")
+                       f"the section. It is saved with its outputs: opened earlier, it shows the "
+                       f"answers.\n")
         elif block.part is not None:
             typed = [_where_label(block, s.where) for s in block.steps if s.mode == "type"]
             live = f"build/slides/live/{Path(block.part.notebook).name}"
@@ -1163,7 +1228,9 @@ def run_sheet_markdown(plan: tuple[Block, ...] = PLAN) -> str:
         if b.part is None:
             cues = " · ".join(f"{clock(at)} {render(text).split(':')[0]}" for at, text in b.cues)
         else:
-            cues = " · ".join(f"{clock(at)} {_where_label(b, where)}" for at, where in b.cues)
+            timed = [(at, 0, _where_label(b, where)) for at, where in b.cues]
+            timed += [(at, 1, "**halfway: first cut?**") for at, _, _ in b.decisions]
+            cues = " · ".join(f"{clock(at)} {label}" for at, _, label in sorted(timed))
             cues += f" · {clock(b.end - b.slack)} slack" if b.slack else ""
         first = (f"{_where_label(b, b.cuts[0].where) + ': ' if b.cuts[0].where else ''}"
                  f"{render(b.cuts[0].how)}" if b.cuts else render(b.never_cut))
@@ -1303,6 +1370,7 @@ def room_time_markdown(blocks: list[Block] | None = None) -> str:
     welcome = next(b for b in blocks if b.kind == "welcome")
     first_break = next(b for b in blocks if b.kind == "break")
     hardest, buffer = hardest_block(blocks), buffer_block(blocks)
+    decision = hardest.decisions[0]
     return "\n".join([
         f"**Typing live is priced at a typing rate, not a reading rate.** In {block.title.split(' · ')[0]}, "
         f"{_where_label(block, step.where)} is typed in the room: {typed:,} characters at "
@@ -1325,10 +1393,12 @@ def room_time_markdown(blocks: list[Block] | None = None) -> str:
         f"**The hardest block**, {hardest.title} ({clock(hardest.start)}–{clock(hardest.end)}), comes "
         f"right after the first break ({clock(first_break.start)}), when the room is fresh and warmed up "
         f"by what came before; not first (laptops still settling) and not last. If you teach after "
-        f"lunch, the opening and lesson 01 take the dip. Block {hardest.title.split(' · ')[0]}'s last "
-        f"{hardest.slack} minutes are planned "
-        f"slack (typos typed along, questions; a cue at {clock(hardest.end - hardest.slack)} says what "
-        f"to do if you are not there yet). **The buffer** is {buffer.title} "
+        f"lunch, the opening and lesson 01 take the dip. Halfway through its typing "
+        f"({clock(decision[0])}) a cue asks whether half the room has typed that far; if not, paste the "
+        f"rest from the lesson (the block's first cut: about {halfway_saves(hardest.saves)} minutes "
+        f"back). Block {hardest.title.split(' · ')[0]}'s last {hardest.slack} minutes (from "
+        f"{clock(hardest.end - hardest.slack)}) are planned slack, for questions and a typo's fix; there "
+        f"early, start the next block. **The buffer** is {buffer.title} "
         f"({buffer.minutes} min, {clock(buffer.start)}–{clock(buffer.end)}), the last block before the "
         f"wrap-up and one the room can do at home: what to cut, in order, is below the table.",
     ])

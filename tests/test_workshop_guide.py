@@ -137,6 +137,52 @@ def test_the_hardest_block_alone_has_planned_slack_after_its_steps():
     assert f"+ {hardest.slack} slack" in workshop.markdown_table()
 
 
+def test_a_step_typed_live_has_a_decision_cue_halfway_and_the_slack_says_what_it_is_for():
+    # the typed step's cut (paste instead of type) gives time back only while the typing lasts: the
+    # cue to decide comes halfway through it, not in the slack at the block's end
+    script = (ROOT / "docs" / "workshop" / "facilitator.md").read_text(encoding="utf-8")
+    sheet = (ROOT / "docs" / "workshop" / "run-sheet.md").read_text(encoding="utf-8")
+    typed = workshop.typed_steps(BLOCKS)
+    assert typed
+    for block, step in typed:
+        index = block.steps.index(step)
+        begins = block.cues[index][0]
+        ends = block.cues[index + 1][0] if index + 1 < len(block.steps) else block.end - block.slack
+        (at, _, text), = block.decisions
+        assert begins < at < ends and abs(at - (begins + ends) / 2) <= 1, (at, begins, ends)
+        first = block.cuts[0]
+        assert first.where == step.where and first.instead, "the first cut shows the typed step instead"
+        half = workshop.halfway_saves(block.saves)
+        assert 0 < half < block.saves[0]
+        assert workshop.render(first.how) in text and f"gives back about {half} min" in text
+        assert "fewer than half the room" in text
+        chunk = script.split(f"## {workshop.clock(block.start)}–", 1)[1].split("\n## ", 1)[0]
+        assert f"| {workshop.clock(at)} | **decide** | {text} |" in chunk
+        start = f"| {workshop.clock(block.start)} |"
+        row = next(line for line in sheet.splitlines() if line.startswith(start))
+        assert f"{workshop.clock(at)} **halfway: first cut?**" in row
+        slack = next(line for line in chunk.splitlines()
+                     if line.startswith(f"| {workshop.clock(block.end - block.slack)} | slack |"))
+        assert "questions" in slack and "typo" in slack and "next block" in slack
+        assert "cut" not in slack, "the slack comes after the typed step: its cut is moot by then"
+    assert all(not b.decisions for b in BLOCKS if all(s.mode != "type" for s in b.steps))
+    guide = (ROOT / "docs" / "workshop" / "README.md").read_text(encoding="utf-8")
+    hardest = workshop.hardest_block(BLOCKS)
+    assert f"Halfway through its typing ({workshop.clock(hardest.decisions[0][0])})" in guide
+
+
+def test_a_block_without_a_cut_for_its_typed_step_is_refused():
+    hardest = next(b for b in workshop.PLAN if b.role == "hardest")
+    with pytest.raises(LookupError, match="first cut"):
+        workshop.agenda((replace(hardest, cuts=hardest.cuts[1:]),))
+
+
+def test_the_late_plan_sends_you_to_the_next_blocks_first_cut():
+    # a checkpoint is a block's end: its own cuts are past
+    late = workshop.late_markdown(BLOCKS)
+    assert "the next block's first cut" in late and "that block's first cut" not in late
+
+
 def test_the_room_never_goes_two_taught_blocks_without_an_exercise():
     # the Carpentries' rhythm: learners do something at least every block or two, not only listen
     taught = [b for b in BLOCKS if b.part is not None]
