@@ -5,13 +5,15 @@
     .venv/bin/python scripts/build_slides.py --font   # remake the CJK subset (fonts-noto-cjk)
 
 The decks are nbconvert's `--to slides` (reveal.js) rendering of notebooks assembled from
-`courseware.workshop`: the welcome's deck (the course, today's agenda, the code of conduct,
-housekeeping, sticky notes, pairs); one deck per block that walks its steps through the lesson's own
-cells (each section's heading and opening prose, the code, its committed output, figures as images),
-packed onto slides readable from the back of a room (body 30 px, code 24 px at 1280×800; a code cell
-too long for one slide continues on the next, a long output shows its first lines); a highlights
-block opens with its generated notebook and Run All; the wrap-up's homework (first items, the rest
-by link) and how the solutions reach people. Speaker notes (press `s`) carry the facilitator's
+`courseware.workshop`: the welcome's deck (the course, today's agenda, the code of conduct and who
+to tell, from docs/workshop/code-of-conduct.md, housekeeping, sticky notes, pairs); one deck per
+block that walks its steps through the lesson's own cells (each section's heading and opening prose,
+the code, its committed output, figures as images at the slide's full width), packed onto slides
+readable from the back of a room (body 30 px, code 24 px at 1280×800; a code cell or an output too
+long for one slide continues on the next; a plain-text table shows as a table, every column, its
+rows continued under the header again; a section typed live shows its intro, then the code to
+type); a highlights block opens with its generated notebook and Run All; the wrap-up's homework
+(first items, the rest by link), where the handout is and how the solutions reach people. Speaker notes (press `s`) carry the facilitator's
 script. reveal.js is fetched once from the npm registry into `.cache/slides/` and copied next to the
 decks, loaded as classic scripts: the decks work opened from disk (`file://`) with no network.
 Chinese quotes render from `slides/fonts/slides-cjk-subset.woff`, a subset of Noto Sans CJK SC (SIL
@@ -33,6 +35,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import unicodedata
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -111,8 +114,19 @@ ROWS = 17
 body text (30 px) counts 1.3 rows. The rendered decks are measured by tests/handout/test_slides.py."""
 CODE_COLUMNS = 76
 TEXT_COLUMNS = 62
-OUTPUT_LINES = 9
-"""An output longer than this shows its first lines and says how many more the lesson holds."""
+ROW_PX = 30
+"""A row's height in slide pixels (the slides are 1280×800 pixels, scaled to the screen)."""
+CONTENT_PX = 1260
+"""The width of a slide's content in slide pixels: a figure is shown at this width (as large as
+fits: its height and what shares its slide at most `FIGURE_ROWS` rows)."""
+FIGURE_ROWS = 19
+"""A slide with a figure holds this many rows: a figure's height is known, not estimated as text's is."""
+FIGURE_MARGIN = 0.4
+TABLE_COLUMNS = 92
+"""Characters of a table row across the slide (22 px monospace)."""
+OUTPUT_MAX_LINES = 45
+"""An output continues on as many slides as it needs, up to this many lines (three slides); a
+longer one shows its first lines and says how many more the lesson holds."""
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*(\"])")
 
 
@@ -159,10 +173,22 @@ def _short(paragraph: str, limit: int = 230) -> str:
 
 
 class Item:
-    """One piece of a slide: text, code, an output or a figure, with its height in rows."""
+    """One piece of a slide: text, code, an output or a figure, with its height in rows (a figure:
+    also its width over its height, `aspect`, and the width it is shown at, in slide pixels)."""
 
-    def __init__(self, kind: str, body: str, rows: float, sticky: bool = False):
+    def __init__(self, kind: str, body: str, rows: float, sticky: bool = False, aspect: float = 0):
         self.kind, self.body, self.rows, self.sticky = kind, body, rows, sticky
+        self.aspect, self.width = aspect, float(CONTENT_PX)
+
+
+def _figure(png: str) -> Item:
+    """A PNG figure at the content's full width, its height in rows from its aspect ratio."""
+    import base64
+
+    head = base64.b64decode(png[:32])
+    width, height = int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+    aspect = width / height if width and height else 2.0
+    return Item("figure", png, CONTENT_PX / aspect / ROW_PX + FIGURE_MARGIN, aspect=aspect)
 
 
 def _text_items(source: str) -> tuple[str, list[Item]]:
@@ -203,11 +229,107 @@ def _output_text(output: dict) -> str:
     return "".join(text) if isinstance(text, list) else text
 
 
+def _display(line: str) -> str:
+    """`line` with a NUL after each wide character, so that string positions are display columns
+    (how `helpers.returns.text_table` aligns Chinese text)."""
+    return "".join(c + ("\0" if unicodedata.east_asian_width(c) in "WF" else "") for c in line)
+
+
+def text_table(text: str) -> tuple[list[str], list[str], list[list[str]], list[str]] | None:
+    """A plain-text table in an output (a header, a rule of dashes per column, rows aligned under
+    it, as `helpers.returns.text_table` and tabulate print them) as (the lines before it, its
+    header, its rows, the lines after it); None when the output holds none."""
+    lines = text.splitlines()
+    for k in range(1, len(lines)):
+        if not re.fullmatch(r"-+(  +-+)+", lines[k].rstrip()):
+            continue
+        starts = [m.start() for m in re.finditer(r"-+", lines[k])]
+
+        def cells(line: str, starts: list[int] = starts) -> list[str] | None:
+            shown = _display(line)
+            if shown[:starts[0]].strip() or any(shown[s - 2:s].strip() for s in starts[1:]):
+                return None  # something runs across a column's edge: not a row
+            return [shown[a:b].replace("\0", "").strip()
+                    for a, b in zip(starts, starts[1:] + [None], strict=True)]
+
+        header = cells(lines[k - 1])
+        if header is None or not all(header):
+            continue
+        rows = []
+        for line in lines[k + 1:]:
+            row = cells(line) if line.strip() else None
+            if row is None:
+                break
+            rows.append(row)
+        if rows:
+            return lines[:k - 1], header, rows, lines[k + 1 + len(rows):]
+    return None
+
+
+def _table_rows(header: list[str], rows: list[list[str]]) -> list[float]:
+    """Each row's height in slide rows (the header's first), its widest cells wrapping: columns
+    keep their own width while the table fits `TABLE_COLUMNS`, else share what is left."""
+    natural = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
+    room = TABLE_COLUMNS - 2 * len(header)  # each cell's padding
+    widths = list(natural)
+    while sum(widths) > room:
+        widest = max(range(len(widths)), key=widths.__getitem__)
+        widths[widest] = max(8, widths[widest] - (sum(widths) - room))
+        if widths[widest] == 8:
+            break
+    return [1.07 * max(max(1, -(-len(c) // w)) for c, w in zip(row, widths, strict=True)) + 0.05
+            for row in [header] + rows]
+
+
+def _output_items(text: str, kind: str = "output") -> list[Item]:
+    """An output, whole: a plain-text table as a table (every column; its rows continue on the
+    next slides under the header again), the rest as preformatted text continuing on the next
+    slides (an output longer than `OUTPUT_MAX_LINES` shows that many lines and says how many more
+    the lesson holds)."""
+    import html as _html
+
+    table = text_table(text) if kind == "output" else None
+    if table:
+        before, header, rows, after = table
+        items = _output_items("\n".join(before)) if "\n".join(before).strip() else []
+        heights = _table_rows(header, rows)
+        chunks: list[list[int]] = [[]]
+        budget = ROWS - 1 - heights[0]
+        parts = -(-sum(heights[1:]) // budget)  # as few slides as fit, rows shared evenly
+        share = sum(heights[1:]) / parts
+        for n, h in enumerate(heights[1:]):
+            if chunks[-1] and sum(heights[1 + i] for i in chunks[-1]) + h > min(budget, share + 1.2):
+                chunks.append([])
+            chunks[-1].append(n)
+        head = "".join(f"<th>{_html.escape(c)}</th>" for c in header)
+        for chunk in chunks:
+            body = "".join("<tr>" + "".join(f"<td>{_html.escape(c)}</td>" for c in rows[n]) + "</tr>"
+                           for n in chunk)
+            items.append(Item("table", f'<table class="output"><thead><tr>{head}</tr></thead>'
+                                       f"<tbody>{body}</tbody></table>",
+                              heights[0] + sum(heights[1 + n] for n in chunk) + 0.6))
+        if "\n".join(after).strip():
+            items += _output_items("\n".join(after))
+        return items
+    lines = text.splitlines()
+    if len(lines) > OUTPUT_MAX_LINES:
+        more = len(lines) - (OUTPUT_MAX_LINES - 1)
+        lines = lines[:OUTPUT_MAX_LINES - 1] + [f"… {more} more lines in the lesson"]
+    budget = ROWS - 2
+    total = _rows("\n".join(lines), CODE_COLUMNS)
+    share = total / -(-total // budget)
+    chunks: list[list[str]] = [[]]
+    for line in lines:
+        if chunks[-1] and _rows("\n".join(chunks[-1] + [line]), CODE_COLUMNS) > min(budget, share + 1):
+            chunks.append([])
+        chunks[-1].append(line)
+    return [Item(kind, f'<pre class="{kind}">{_html.escape(chr(10).join(chunk))}</pre>',
+                 _rows("\n".join(chunk), CODE_COLUMNS) + 0.8) for chunk in chunks]
+
+
 def _code_items(cell: dict, workshop, first: float = 0) -> list[Item]:
     """A code cell as its code (split into slide-sized parts, the first at most `first` rows when
     given) and its committed outputs."""
-    import html as _html
-
     source = workshop._source(cell).rstrip()
     items: list[Item] = []
     lines = source.splitlines()
@@ -229,8 +351,7 @@ def _code_items(cell: dict, workshop, first: float = 0) -> list[Item]:
         if "image/png" in data:
             png = data["image/png"]
             png = "".join(png) if isinstance(png, list) else png
-            items.append(Item("figure", f'<img class="figure" alt="the cell\'s figure" '
-                                        f'src="data:image/png;base64,{png.strip()}">', 11))
+            items.append(_figure(png.strip()))
             continue
         text = _output_text(output).rstrip("\n")
         if not text.strip():
@@ -250,20 +371,18 @@ def _code_items(cell: dict, workshop, first: float = 0) -> list[Item]:
                 table += f"\n\n*… {len(rows) - len(keep)} more rows in the lesson*"
             items.append(Item("table", table, 1.6 * len(keep) + 1.5))
             continue
-        out_lines = text.splitlines()
-        if len(out_lines) > OUTPUT_LINES:
-            more = len(out_lines) - (OUTPUT_LINES - 1)
-            out_lines = out_lines[:OUTPUT_LINES - 1] + [f"… {more} more lines in the lesson"]
-        text = "\n".join(out_lines)
         kind = "error" if output["output_type"] == "error" else "output"
-        items.append(Item(kind, f'<pre class="{kind}">{_html.escape(text)}</pre>',
-                          _rows(text, CODE_COLUMNS) + 0.8))
+        items += _output_items(text, kind)
     return items
 
 
 def _render(item: Item) -> str:
     if item.kind == "code":
         return f"```python\n{item.body}\n```"
+    if item.kind == "figure":
+        width = "100%" if item.width >= CONTENT_PX else f"{item.width:.0f}px"
+        return (f'<img class="figure" alt="the cell\'s figure" style="width: {width}" '
+                f'src="data:image/png;base64,{item.body}">')
     return item.body
 
 
@@ -285,9 +404,16 @@ def _pack(heading: str, items: list[Item], label: str = "", continued: str = "")
     for group in groups:
         used = sum(i.rows for i in slides[-1])
         size = sum(i.rows for i in group)
-        if slides[-1] and used + size > ROWS:
+        limit = FIGURE_ROWS if any(i.kind == "figure" for i in slides[-1] + group) else ROWS
+        if slides[-1] and used + size > limit:
             slides.append([])
         slides[-1].extend(group)
+    for slide in slides:  # a figure too tall for its slide: as wide as fits
+        over = sum(i.rows for i in slide) - FIGURE_ROWS
+        for figure in [i for i in slide if i.kind == "figure"][:1]:
+            if over > 0:
+                figure.rows -= over
+                figure.width = min(CONTENT_PX, (figure.rows - FIGURE_MARGIN) * ROW_PX * figure.aspect)
     out = []
     for n, slide in enumerate(s for s in slides if s):
         title = (continued or heading) + " (continued)" if n else heading

@@ -94,7 +94,7 @@ MEASURE = """() => {
   const scale = Reveal.getScale();
   const slide = Reveal.getCurrentSlide();
   const box = document.querySelector('.reveal .slides').getBoundingClientRect();
-  const out = {body: [], code: [], table: [], overflow: [], colon: [], images: []};
+  const out = {body: [], code: [], table: [], overflow: [], colon: [], images: [], figures: []};
   const walker = document.createTreeWalker(slide, NodeFilter.SHOW_TEXT);
   while (walker.nextNode()) {
     const node = walker.currentNode, el = node.parentElement;
@@ -121,7 +121,11 @@ r.left < box.left - pad || r.top < box.top - pad)
     if (!next || !next.matches('pre, div.highlight, img, table, ul, ol, li')) \
 out.colon.push(el.textContent.trim().slice(-60));
   });
-  for (const img of slide.querySelectorAll('img')) out.images.push(img.complete && img.naturalWidth > 0);
+  for (const img of slide.querySelectorAll('img')) {
+    out.images.push(img.complete && img.naturalWidth > 0);
+    const content = img.closest('.jp-RenderedMarkdown') || slide;
+    out.figures.push(Math.round(100 * img.getBoundingClientRect().width / content.clientWidth / scale) / 100);
+  }
   return out;
 }"""
 
@@ -182,6 +186,18 @@ def test_slides_show_code_outputs_and_figures(decks, measured):
         if block.highlights:
             assert block.highlights in text and "Run All" in text
             assert "Run Selected" not in text
+
+
+FIGURE_WIDTH = 0.8
+"""A figure spans at least this share of the slide's content width (its axis labels readable)."""
+
+
+def test_figures_span_the_content_width(measured):
+    widths = [(where, w) for where, m in measured.items() for w in m["figures"]]
+    print("figure widths (share of the content):", sorted(w for _, w in widths))
+    assert widths, "the decks show the lessons' figures"
+    narrow = [f"{where}: {w:.0%} of the content width" for where, w in widths if w < FIGURE_WIDTH]
+    assert not narrow, "\n".join(narrow)
 
 
 def test_the_chinese_quotes_render_from_the_bundled_font(decks, browser):
