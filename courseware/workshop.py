@@ -72,6 +72,11 @@ CARPENTRIES_LIVE_CODING = "https://carpentries.github.io/instructor-training/17-
 NOTES_LINK = "<the link to your shared notes>"
 """The placeholder the notes template, the welcome and the checklist show until you paste yours."""
 REPOSITORY_LINK = "<the course repository's address>"
+FILES_PATH = "/blob/HEAD"
+"""What comes between a repository's address and one of its files in a link that opens the file on
+GitHub (`https://github.com/ada/toolnode-lab/blob/HEAD/labs/...`; without it GitHub answers 404)."""
+GITLAB_FILES_PATH = "/-/blob/HEAD"
+"""The same on GitLab."""
 EXERCISE_MODES = ("pairs", "own")
 MODES = {
     "show": "you run it on the projector; the room predicts each `guess` cell aloud, then runs it too",
@@ -1168,7 +1173,7 @@ def facilitator_markdown(plan: tuple[Block, ...] = PLAN) -> str:
         out += _step_table(block)
         out.append("")
         if block.kind == "welcome":
-            out.append(f"The shared notes: put {NOTES_LINK} on the wall ([template](notes-template.md)); "
+            out.append(f"The shared notes: put `{NOTES_LINK}` on the wall ([template](notes-template.md)); "
                        f"the code of conduct: [code-of-conduct.md](code-of-conduct.md).\n")
         out.append(f"- **Checkpoint {clock(block.end)}**: {render(block.checkpoint)}")
         out.append(f"- **Say**: {render(block.say)}")
@@ -1249,6 +1254,11 @@ def run_sheet_markdown(plan: tuple[Block, ...] = PLAN) -> str:
     return "\n".join(lines) + "\n"
 
 
+FREE_TEXT = ("One thing that worked", "One thing to change, or that confused me", "One thing to add")
+"""The form's free-text questions: each gets a box of `FREE_TEXT_LINES` empty lines to write in."""
+FREE_TEXT_LINES = 5
+
+
 def feedback_markdown(plan: tuple[Block, ...] = PLAN) -> str:
     """docs/workshop/feedback.md: the one-page form; one line per block's objectives, the day's
     questions, the minute card's two lines."""
@@ -1269,8 +1279,8 @@ def feedback_markdown(plan: tuple[Block, ...] = PLAN) -> str:
     return "\n".join([
         "# Feedback: toolnode-lab workshop",
         "",
-        "Five minutes, anonymous. Circle a number (1 = not at all, 5 = completely) and write a line where "
-        "you can. Thank you: the next session is planned from these.",
+        "Five minutes, anonymous. Circle a number (1 = not at all, 5 = completely), and write a few words "
+        "in the boxes at the end where you can. Thank you: the next session is planned from these.",
         "",
         *rows,
         "",
@@ -1280,15 +1290,11 @@ def feedback_markdown(plan: tuple[Block, ...] = PLAN) -> str:
         "",
         f"**The block to cut or shorten** (circle): {circle}",
         "",
-        "**One thing that worked:** ____________________________________________",
-        "",
-        "**One thing to change, or that confused me:** ____________________________________________",
-        "",
-        "**One thing to add:** ____________________________________________",
-        "",
         "**My laptop** (circle): Linux · macOS (Apple chip) · macOS (Intel) · Windows — installed from: "
         "the network · the USB stick · Binder · did not install",
         "",
+        *[line for question in FREE_TEXT for line in (f"| {question} |", "|:---|",
+                                                      "| " + "<br>" * FREE_TEXT_LINES + " |", "")],
         "<!-- printed from courseware.workshop (make workshop-guide): a line per block's first objective -->",
         "",
     ])
@@ -1302,7 +1308,11 @@ def notes_markdown(plan: tuple[Block, ...] = PLAN) -> str:
         "",
         "*For the instructor: copy everything below the line into a shared document the room can "
         "edit (an Etherpad, HackMD/CodiMD or a Google Doc), replace the placeholders in angle "
-        f"brackets, and put its link on the wall and in the welcome: {NOTES_LINK}. Printed from "
+        f"brackets, and put its link on the wall and in the welcome: {NOTES_LINK}. Replace "
+        f"`{REPOSITORY_LINK}` everywhere with the address the room clones, e.g. "
+        "`https://github.com/ada/toolnode-lab` (find and replace: it is in every homework link). "
+        f"The homework links open each file with `{FILES_PATH}/` after that address, GitHub's form; "
+        f"on GitLab, replace `{FILES_PATH}/` with `{GITLAB_FILES_PATH}/`. Printed from "
         "`courseware.workshop` (`make workshop-guide`).*",
         "",
         "---",
@@ -1340,7 +1350,7 @@ def notes_markdown(plan: tuple[Block, ...] = PLAN) -> str:
             lines += [f"## Minute card · break at {clock(after.start)}", "",
                       "One thing that worked, one thing to change (anonymous is fine):", "", "- ", ""]
     lines += ["## Homework, in this order", "",
-              homework_markdown().replace("](../../", f"]({REPOSITORY_LINK}/"), "",
+              homework_markdown().replace("](../../", f"]({REPOSITORY_LINK}{FILES_PATH}/"), "",
               "## Feedback", "", "The form is on paper (or: <link to an online copy of feedback.md>).", ""]
     return "\n".join(lines)
 

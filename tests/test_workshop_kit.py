@@ -137,6 +137,28 @@ def test_the_shared_notes_template_has_the_link_placeholder_and_the_day():
     assert "notes-template.md" in guide.split("**Checklist**", 1)[1].split("## ", 1)[0]
 
 
+def test_the_notes_templates_homework_links_open_the_files():
+    # on GitHub `<address>/labs/...` is a 404: a file opens under `<address>/blob/HEAD/...`
+    notes = (KIT / "notes-template.md").read_text(encoding="utf-8")
+    homework = notes.split("## Homework, in this order", 1)[1].split("\n## ", 1)[0]
+    links = re.findall(r"\]\(([^)]*)\)", homework)
+    assert len(links) == len(workshop.HOMEWORK)
+    for link, path in zip(links, workshop.HOMEWORK, strict=True):
+        assert link == f"{workshop.REPOSITORY_LINK}{workshop.FILES_PATH}/{path}"
+    assert workshop.FILES_PATH == "/blob/HEAD" and workshop.GITLAB_FILES_PATH == "/-/blob/HEAD"
+    preamble = " ".join(notes.split("---", 1)[0].split())
+    assert f"`{workshop.FILES_PATH}/`" in preamble and f"`{workshop.GITLAB_FILES_PATH}/`" in preamble
+    assert "https://github.com/ada/toolnode-lab" in preamble
+
+
+def test_the_feedback_forms_free_text_questions_have_room_to_write():
+    form = (KIT / "feedback.md").read_text(encoding="utf-8")
+    assert workshop.FREE_TEXT_LINES >= 4
+    for question in workshop.FREE_TEXT:
+        assert f"| {question} |\n|:---|\n| {'<br>' * workshop.FREE_TEXT_LINES} |" in form, question
+    assert "____" not in form, "a line of underscores is no room to write"
+
+
 def test_how_many_helpers():
     assert workshop.LEARNERS_PER_HELPER in range(8, 11)  # the Carpentries: one per 8-10 learners
     assert [workshop.helpers_needed(n) for n in (1, 8, 9, 25, 40)] == [1, 1, 2, 4, 5]
