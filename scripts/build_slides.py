@@ -12,10 +12,11 @@ the code, its committed output, figures as images at the slide's full width), pa
 readable from the back of a room (body 30 px, code 24 px at 1280×800; a code cell or an output too
 long for one slide continues on the next; a plain-text table shows as a table, every column, its
 rows continued under the header again; a section typed live shows its intro, then the code to
-type); a highlights block opens with its generated notebook and Run All; the wrap-up's homework
-(first items, the rest by link), where the handout is and how the solutions reach people. Speaker notes (press `s`) carry the facilitator's
-script. reveal.js is fetched once from the npm registry into `.cache/slides/` and copied next to the
-decks, loaded as classic scripts: the decks work opened from disk (`file://`) with no network.
+type); a highlights block says to open its generated notebook and Run All where its plan does; the
+wrap-up's homework (first items, the rest by link), where the handout is and how the solutions reach
+people. Speaker notes (press `s`) carry the facilitator's script. reveal.js is fetched once from
+the npm registry into `.cache/slides/` and copied next to the decks, loaded as classic scripts: the
+decks work opened from disk (`file://`) with no network.
 Chinese quotes render from `slides/fonts/slides-cjk-subset.woff`, a subset of Noto Sans CJK SC (SIL
 OFL 1.1, `fonts/OFL.txt`) holding only the characters the decks use; the build stops, saying how to
 remake it, when a lesson gains one it lacks.
@@ -470,16 +471,19 @@ def block_deck(block, workshop):
     cells = [_md(_title_slide(block, workshop))]
     if script:
         cells.append(_notes("\n\n".join(f"**{k}**: {v}" for k, v in script.items() if isinstance(v, str))))
-    if block.highlights:
-        cells.append(_md(f"## Everyone: Run All\n\nOpen `{block.highlights}` (file browser: docs → "
-                         "workshop → highlights), then *Run → Run All Cells*.\n\nIt holds only this "
-                         "block's cells and the earlier ones they need."))
+    run_all = _md(f"## Everyone: Run All\n\nOpen `{block.highlights}` (file browser: docs → workshop → "
+                  "highlights), then *Run → Run All Cells*.\n\nIt holds only this block's cells and the "
+                  "earlier ones they need.")
+    if block.highlights and not any(s.where == "Setup" for s in block.steps):
+        cells.append(run_all)
     typed = {s.where for b, s in workshop.typed_steps([block])}
     source = workshop.cells_of(block.part.notebook)
     mode_label = {"show": "on the projector", "type": "typed live", "own": "everyone runs it",
                   "pairs": "in pairs"}
     plan = _typed_after_intro(block, typed, workshop)
     for step, indices, section in plan:
+        if block.highlights and step.where == "Setup":  # Run All when the plan gets there
+            cells.append(run_all)
         heading, items = "", []
         introduces: list[Item] = []  # the prose of the markdown cell just before, if it ends on a colon
         for i in indices:
@@ -501,12 +505,15 @@ def block_deck(block, workshop):
                 else:
                     items += _code_items(cell, workshop)
             introduces = []
-        heading = heading or section or ("Setup" if step.where == "Setup" else _where(block, step, workshop))
-        label = f"{_where(block, step, workshop)} · {mode_label.get(step.mode, step.mode)}"
+        where = _where(block, step, workshop)
+        heading = heading or section or ("Setup" if step.where == "Setup" else where[:1].upper() + where[1:])
+        where = heading if heading.lower() == where.lower() else where
+        mode = mode_label.get(step.mode, step.mode)
+        label = mode if heading == where else f"{where} · {mode}"  # no "Setup Setup · …"
         continued = ""
         if step.where in typed:
-            continued = f"Typed live: {_where(block, step, workshop)}"
-            if not heading or heading == _where(block, step, workshop):  # no section intro before it
+            continued = f"Typed live: {where}"
+            if heading == where:  # no section intro before it
                 heading, label = continued, ""
             items = [i for i in items if i.kind == "text"] + [
                 Item(TYPE_IT.kind, TYPE_IT.body, TYPE_IT.rows, sticky=True)] + [
@@ -514,7 +521,7 @@ def block_deck(block, workshop):
         for k, slide in enumerate(_pack(heading, items, label, continued)):
             cells.append(_md(slide, "slide" if k == 0 else "subslide"))
         if step.note:
-            cells.append(_notes(f"**{label or heading}**: {workshop.render(step.note)}"))
+            cells.append(_notes(f"**{where} · {mode}**: {workshop.render(step.note)}"))
     if block.key_points:
         cells.append(_md("## Key points\n\n" + "\n".join(f"- {p}" for p in block.key_points)))
     checkpoint = script.get("checkpoint", "the room is ready for the next block")

@@ -156,3 +156,19 @@ def test_the_wrap_up_says_where_the_handout_is(decks):
     assert ("the handout: on the stick, in `handout/`: copy it at a break, or build it at home with "
             "`make handout`") in text
     assert "from disk" not in text and "docs/workshop/solutions.md" in text
+
+
+def test_run_all_comes_where_the_highlights_plan_puts_it_and_labels_say_it_once(decks):
+    for block in workshop.agenda():
+        if block.title not in decks:  # a break
+            continue
+        deck = [c.source for c in decks[block.title].cells
+                if c.metadata.get("slideshow", {}).get("slide_type") == "slide"]
+        if block.highlights:
+            run_all = next(k for k, s in enumerate(deck) if s.startswith("## Everyone: Run All"))
+            before = [s.where for s in block.steps].index("Setup")
+            assert run_all == 1 + before, "Run All after the steps the plan puts before it"
+        for source in deck:
+            title = re.match(r"### (.*?) <span class=\"step\">(.*?)</span>", source)
+            if title:
+                assert not title.group(2).startswith(title.group(1)), title.group(0)
