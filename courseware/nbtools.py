@@ -139,10 +139,15 @@ def _merge_streams(outputs: list) -> list:
     return merged
 
 
+REVEALS = re.compile(r"^reveal\(guess\b", re.M)
+"""A cell's line that compares the learner's prediction with the run (helpers.practice.reveal)."""
+
+
 def normalize(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """Return a copy with only what the course keeps: sources, tags, outputs, execution counts, and
     a cell's `jupyter` metadata (`{"outputs_hidden": true}` keeps an answer's output collapsed in
-    JupyterLab until the learner opens it).
+    JupyterLab until the learner opens it, or runs the cell). A cell that reveals a prediction
+    (`reveal(guess, ...)`) always gets it: its committed output is the answer.
 
     Cell ids are kept, so inserting a cell changes no other cell's id; a cell with no id, an
     invalid one or a copy of an earlier cell's gets `cell-NN` from its position (the first such
@@ -166,6 +171,8 @@ def normalize(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
         kept = {"tags": list(tags)} if tags else {}
         if jupyter:
             kept["jupyter"] = copy.deepcopy(dict(jupyter))
+        if cell.cell_type == "code" and REVEALS.search(cell.source):
+            kept.setdefault("jupyter", {})["outputs_hidden"] = True
         cell.metadata = nbformat.from_dict(kept)
         if not cell.get("attachments"):
             cell.pop("attachments", None)

@@ -522,16 +522,49 @@ class PredictionSet:
 
 # -- a prediction inside a lesson's cell ----------------------------------------------------------------
 UNWRITTEN = "?"
-"""What a lesson's `guess = "?"` line holds until the learner writes a prediction."""
+"""What a lesson's `guess = predict("?")` line holds until the learner writes a prediction."""
+
+
+def predict(guess: Any) -> Any:
+    """Print the learner's prediction as the cell's first line of output, and return it unchanged.
+
+    The first line of a cell that asks for a prediction is `guess = predict("?")  # your prediction:
+    ...`. Its output starts with this line, so a committed notebook, whose revealing cells open with
+    their output folded (JupyterLab previews a folded output by its first line), shows the prompt
+    rather than the answer. The cell's last line, `reveal(guess, observed)`, compares.
+
+    Args:
+        guess: the learner's prediction, or `"?"` while none is written.
+
+    Returns:
+        `guess`, unchanged.
+
+    Example:
+        ```python
+        guess = predict(2)  # your prediction: how many calls are in flight at once? 1 or 2
+        # · you predict 2
+        ```
+
+    Taught in notebooks/01_sequential_vs_gather.ipynb.
+    """
+    if guess is None or (type(guess) is str and guess.strip() == UNWRITTEN):
+        print("· no prediction yet: write it in place of the ?, then run the cell")
+    elif problem := _plain_problem(guess):
+        print(f"· write the prediction as a plain value (a str, int, bool or a tuple of them), not {problem}")
+    else:
+        print(f"· you predict {_show(guess)}")
+    return guess
+
 
 
 def reveal(guess: Any, observed: Any) -> None:
     """Print one line comparing the learner's `guess` with what the cell observed.
 
     A lesson asks for a prediction inside the very cell that reveals the answer: the cell's first
-    line is `guess = "?"  # your prediction: ...`, the learner writes a prediction there before
-    running it, and the cell ends with `reveal(guess, observed)`. Both are compared as plain values
-    (as `PredictionSet` compares them: surrounding spaces of a `str` ignored, `True` is not `1`).
+    line is `guess = predict("?")  # your prediction: ...`, the learner writes a prediction there
+    before running it, and the cell ends with `reveal(guess, observed)`. Both are compared as plain
+    values (as `PredictionSet` compares them: surrounding spaces of a `str` ignored, `True` is not
+    `1`).
 
     Args:
         guess: the learner's prediction; `"?"` (or None) when none was written.
@@ -539,7 +572,7 @@ def reveal(guess: Any, observed: Any) -> None:
 
     Example:
         ```python
-        guess = "?"  # your prediction: "overlap" or "one after another"
+        guess = predict("overlap")  # your prediction: "overlap" or "one after another"
         observed = "overlap" if elapsed < 0.3 else "one after another"
         reveal(guess, observed)
         # ✓ you predicted 'overlap'; the run gave 'overlap'
@@ -560,4 +593,6 @@ def reveal(guess: Any, observed: Any) -> None:
     print(f"{mark} you predicted {_show(guess)}; the run gave {shown}")
 
 
-__all__ = ["TIMEOUT", "UNWRITTEN", "PracticeError", "PredictionSet", "Question", "Results", "reveal"]
+__all__ = [
+    "TIMEOUT", "UNWRITTEN", "PracticeError", "PredictionSet", "Question", "Results", "predict", "reveal",
+]

@@ -196,14 +196,24 @@ def test_a_learner_is_never_more_than_15_minutes_from_a_practice_step(row):
 
 
 def test_each_prediction_cell_writes_its_guess_first_and_reveals_it_last():
-    """A cell that reveals a guess starts with `guess = "?"` (the committed, unwritten prediction)
-    and ends with `reveal(guess, ...)`, so the learner writes before the run shows the answer."""
+    """A cell that reveals a guess starts with `guess = predict("?")` (the committed, unwritten
+    prediction) and ends with `reveal(guess, ...)`, so the learner writes before the run shows the
+    answer. Its committed output opens folded in JupyterLab, which previews it by its first line:
+    `predict`'s prompt, never the answer; running the cell unfolds it."""
     for row in _teaching_lessons():
         for cell in nbformat.read(ROOT / row.file, as_version=4).cells:
             if cell.cell_type != "code" or "reveal(guess" not in cell.source:
                 continue
+            hidden = cell.metadata.get("jupyter", {}).get("outputs_hidden")
+            assert hidden is True, f"{row.file} {cell.id}: output not collapsed: make notebook NB={row.file}"
             lines = [ln for ln in cell.source.splitlines() if ln.strip() and not ln.startswith("%")]
-            assert lines[0].startswith('guess = "?"  # your prediction'), (row.file, lines[0])
+            assert lines[0].startswith('guess = predict("?")  # your prediction'), (row.file, lines[0])
+            text = "".join(o.get("text", "") for o in cell.outputs if o.get("output_type") == "stream")
+            first = cell.outputs[0] if cell.outputs else {}
+            assert (first.get("output_type"), first.get("name")) == ("stream", "stdout"), (row.file, cell.id)
+            preview = next(line for line in first["text"].splitlines() if line)
+            assert preview.startswith("· no prediction yet"), (row.file, cell.id, preview)
+            assert "· no guess written; the run gave" in text, (row.file, cell.id)
             last = [ln for ln in lines[-2:] if ln.startswith("reveal(guess,")]
             assert last, (row.file, lines[-1])
 

@@ -163,6 +163,15 @@ def test_tags_and_jupyter_metadata_are_kept_and_the_rest_dropped():
     assert check(normalize(nb), _dumps(normalize(nb))) == []
 
 
+def test_a_cell_that_reveals_a_guess_keeps_its_answer_collapsed():
+    nb = good()
+    nb.cells[1].source = 'guess = predict("?")  # your prediction: 1 or 2\nreveal(guess, 1 + 1)'
+    nb.cells[1].metadata = {"tags": ["x"]}
+    assert normalize(nb).cells[1].metadata == {"tags": ["x"], "jupyter": {"outputs_hidden": True}}
+    nb.cells[1].source = "print('reveal(guess, 2)')"  # not a reveal line
+    assert "jupyter" not in normalize(nb).cells[1].metadata
+
+
 def test_a_mermaid_svg_saved_by_jupyterlab_is_dropped():
     nb = good()
     nb.cells[1].outputs = [new_output("display_data", data={

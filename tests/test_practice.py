@@ -381,3 +381,34 @@ def test_reveal_refuses_an_always_equal_guess(capsys):
     reveal(Always("x"), "overlap")
     out = capsys.readouterr().out
     assert out.startswith("· write the guess as a plain value") and "✓" not in out, out
+
+
+@pytest.mark.parametrize(
+    ("guess", "expected"),
+    [
+        ("?", "· no prediction yet: write it in place of the ?, then run the cell"),
+        (" ? ", "· no prediction yet: write it in place of the ?, then run the cell"),
+        (None, "· no prediction yet: write it in place of the ?, then run the cell"),
+        (2, "· you predict 2"),
+        ("overlap", "· you predict 'overlap'"),
+        (["B", "A"], "· you predict ('B', 'A')"),
+    ],
+)
+def test_predict_prints_the_prediction_first_and_returns_it(capsys, guess, expected):
+    from helpers.practice import predict
+
+    assert predict(guess) is guess
+    assert capsys.readouterr().out == expected + "\n"
+
+
+def test_predict_never_shows_an_object_that_is_not_plain(capsys):
+    from helpers.practice import predict
+
+    class Always(str):
+        def __eq__(self, other):
+            return True
+
+        __hash__ = str.__hash__
+
+    predict(Always("2"))
+    assert capsys.readouterr().out.startswith("· write the prediction as a plain value")
