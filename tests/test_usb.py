@@ -312,7 +312,7 @@ def test_the_docs_name_the_backups_folder_the_code_writes():
     assert "labs/backups/" in USB_MD and "make reset-laptop" in USB_MD
 
 
-def test_the_preflight_note_is_sent_a_week_before_and_asks_everyone():
+def test_the_preflight_note_is_sent_two_weeks_before_and_asks_everyone():
     text = (ROOT / "docs" / "workshop" / "preflight.md").read_text(encoding="utf-8")
     note = text.split("## What to send attendees", 1)[1].split("### Without make", 1)[0]
     assert "the day before" not in text.split("## Reading the output")[0]
@@ -321,7 +321,8 @@ def test_the_preflight_note_is_sent_a_week_before_and_asks_everyone():
     assert "xcode-select --install" in note and "Git for Windows" in note and "Without make" in note
     assert "whatever its last line says" in note and "make doctor > doctor.txt" in note
     guide = (ROOT / "docs" / "workshop" / "README.md").read_text(encoding="utf-8")
-    assert re.search(r"\| a week before \| send \[the pre-flight note\]", guide), "the checklist's timing"
+    assert re.search(r"\| two weeks before \| send \[the pre-flight note\]", guide), "the checklist's timing"
+    assert "**two weeks before**" in text, "the note goes out two weeks before"
 
 
 def test_the_handout_times_agree_between_the_makefile_and_the_docs():

@@ -291,3 +291,156 @@ def print_pages(markdown: str, paper: str, orientation: str, out: Path) -> int:
 @pytest.mark.parametrize("paper", ["A4", "Letter"])
 def test_it_prints_on_one_page(tmp_path, name, orientation, paper):
     assert print_pages((KIT / name).read_text(encoding="utf-8"), paper, orientation, tmp_path) == 1
+
+
+# -- the timeline, the counts, the names -------------------------------------------------------------
+def test_the_pre_flight_timeline_is_one_story():
+    # the note goes out two weeks before, the outputs are due a week before, the tally is two days before
+    guide = (KIT / "README.md").read_text(encoding="utf-8")
+    rows = {line.split("|")[1].strip(): line for line in
+            guide.split("**Checklist**", 1)[1].split("\n\n", 2)[1].splitlines()[2:]}
+    assert list(rows)[:4] == ["two weeks before", "a week before", "two days before", "the day before"]
+    first = rows["two weeks before"]
+    assert "send [the pre-flight note]" in first and "by a week before" in first
+    assert "outputs are due" in rows["a week before"] and "make doctor-tally" in rows["two days before"]
+    preflight = (KIT / "preflight.md").read_text(encoding="utf-8").split("## Reading the output")[0]
+    preflight = " ".join(preflight.split())
+    for said in ("**two weeks before**", "by **a week before**", "**Two days before**, you tally"):
+        assert said in preflight, said
+    usb = " ".join((KIT / "usb.md").read_text(encoding="utf-8").split())
+    assert "## Two days before" in usb
+    assert "sent two weeks before, asks everyone for theirs by a week before" in usb
+    for name, text in _all_kit_texts().items():
+        flat = " ".join(text.split())
+        for match in re.finditer(r"[^.|]*\bnote\b[^.|]*\ba week before\b", flat):
+            said = match.group(0)
+            assert "by a week before" in said or "make setup" in said, (name, said)
+
+
+_NUMBER_WORDS = {"twenty": 20, "twenty-five": 25, "thirty": 30, "forty": 40, "fifty": 50}
+
+
+def test_every_count_of_the_room_is_the_plans():
+    words = "|".join(_NUMBER_WORDS)
+    pattern = re.compile(r"(?<![–\-\d])\b(\d+|" + words + r") (laptops|learners|people)\b", re.I)
+    texts = _all_kit_texts()
+    texts["courseware/workshop.py"] = (ROOT / "courseware" / "workshop.py").read_text(encoding="utf-8")
+    for name, text in texts.items():
+        flat = " ".join(text.split())
+        for match in pattern.finditer(flat):
+            if flat[max(0, match.start() - 4):match.start()].endswith("per "):
+                continue  # a ratio: one helper per 8 learners
+            said = match.group(1).lower()
+            count = int(said) if said.isdigit() else _NUMBER_WORDS[said]
+            assert count == workshop.LEARNERS, f"{name}: {match.group(0)!r}; the plan: {workshop.LEARNERS}"
+
+
+def test_the_guide_says_what_the_plan_gives_the_wrap_up():
+    guide = " ".join((KIT / "README.md").read_text(encoding="utf-8").split())
+    low, high = workshop.WRAP_UP
+    wrap = BLOCKS[-1]
+    assert wrap.kind == "wrap-up"
+    said = f"the wrap-up takes what is left: {wrap.minutes} minutes in this plan (it may take {low} to {high}"
+    assert said in guide
+
+
+def test_the_cheat_sheets_are_named_and_counted_as_the_handout_prints_them():
+    import sys
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import build_handout
+
+    named = f"cheatsheet-<{'|'.join(build_handout.CHEATSHEETS)}>-<a4|letter>.pdf"
+    texts = _all_kit_texts()
+    said = 0
+    for name, text in texts.items():
+        flat = " ".join(text.replace("\\|", "|").split())
+        for match in re.finditer(r"cheatsheet-[^\s`]*\.pdf|cheatsheet-\*\.pdf", flat):
+            assert match.group(0).endswith(named), f"{name}: {match.group(0)} (the files are {named})"
+            near = flat[match.end():match.end() + 80]
+            assert "one or two pages each (A4 and Letter), at 7 pt or more" in near, (name, near)
+            said += 1
+        assert not re.search(r"cheat ?sheets?[^.]{0,60}\b(on one page|two pages each|three)\b", flat), name
+    assert said >= 4  # the checklist, the guide twice, the README
+
+
+def test_shared_laptops_stop_jupyterlab_first_and_a_full_clone_needs_yes():
+    guide = (KIT / "README.md").read_text(encoding="utf-8")
+    checklist = " ".join(guide.split("**Checklist**", 1)[1].split("\n\n", 2)[1].split())
+    usb = " ".join((KIT / "usb.md").read_text(encoding="utf-8").split())
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    for name, text in (("checklist", checklist), ("usb.md", usb), ("README.md", readme)):
+        assert "make reset-laptop YES=1" in text and "File → Shut Down" in text, name
+    for text in (checklist, usb):
+        assert "Ctrl-C does not stop a `make lab` left running in the background" in text
+    # the Makefile asks for YES=1 where labs/solutions/ exists: what the docs explain
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    recipe = makefile.split("\nreset-laptop:", 1)[1].split("\n\n", 1)[0]
+    assert "labs/solutions" in recipe and 'YES)" = 1' in recipe
+
+
+def test_the_windows_lines_run_what_the_make_targets_run():
+    guide = (KIT / "README.md").read_text(encoding="utf-8")
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    table = guide.split("| make | without make (Windows) |", 1)[1].split("\n\n", 1)[0]
+    row = re.compile(r"^\| `make ([\w-]+)[^`]*` \| `\.venv\\Scripts\\python (-m [^`]+)` \|", re.M)
+    found = row.findall(table)
+    assert [target for target, _ in found] == ["reset-lab", "reset-labs", "reset-lessons", "highlights"]
+    for target, line in found:
+        recipe = makefile.split(f"\n{target}:", 1)[1].split("\n\n", 1)[0]
+        module = line.rsplit(" ", 1)[0] if target == "reset-lab" else line
+        assert f"$(PY) {module}" in recipe, (target, line)
+    assert "`make reset-laptop` | " in table and "not tested on Windows" in table
+    preflight = (KIT / "preflight.md").read_text(encoding="utf-8")
+    block = preflight.split("```powershell\n", 1)[1].split("```", 1)[0].splitlines()
+    assert block[0].startswith("py -3.1") and "..." not in "\n".join(block)
+    lab = next(i for i, text in enumerate(block) if "jupyter lab" in text)
+    assert block.index('$env:PYTHONUTF8 = "1"') < lab
+    assert "3.11, 3.12 or 3.13" in " ".join(preflight.split("### Without make", 1)[1].split())
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_the_windows_reset_laptop_git_lines_leave_nothing_of_the_group(tmp_path):
+    # usb.md's PowerShell lines for a laptop without make: the git ones, run here by bash (the quoting
+    # is the same); the Remove-Item line needs Windows
+    usb = (KIT / "usb.md").read_text(encoding="utf-8")
+    section = usb.split("### Windows, without make", 1)[1]
+    lines = section.split("```powershell\n", 1)[1].split("```", 1)[0].splitlines()
+    git_lines = [line for line in lines if line.startswith("git ")]
+    assert len(git_lines) == 2 and any(line.startswith("Remove-Item") for line in lines)
+    assert "Not tested on Windows" in section
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t", "GIT_CONFIG_GLOBAL": os.devnull}
+
+    def git(*args, cwd):
+        subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
+
+    origin = tmp_path / "origin"
+    (origin / "labs").mkdir(parents=True)
+    (origin / "labs" / "01.ipynb").write_text("starter\n", encoding="utf-8")
+    (origin / ".gitignore").write_text(".venv/\nwheelhouse/\nlabs/backups/\n*.egg-info\n", encoding="utf-8")
+    git("init", "-q", "-b", "main", cwd=origin)
+    git("add", "-A", cwd=origin)
+    git("commit", "-q", "-m", "course", cwd=origin)
+    laptop = tmp_path / "laptop"
+    git("clone", "-q", str(origin), str(laptop), cwd=tmp_path)
+    # the group: an edited lab, a commit, new files, ignored ones; the install stays
+    (laptop / "labs" / "01.ipynb").write_text("mine\n", encoding="utf-8")
+    (laptop / "notes.ipynb").write_text("x", encoding="utf-8")
+    git("add", "-A", cwd=laptop)
+    git("commit", "-q", "-m", "ours", cwd=laptop)
+    (laptop / "labs" / "01.ipynb").write_text("mine again\n", encoding="utf-8")
+    (laptop / "labs" / "backups").mkdir()
+    (laptop / "labs" / "backups" / "01.old.ipynb").write_text("x", encoding="utf-8")
+    (laptop / "scratch.py").write_text("x", encoding="utf-8")
+    for kept in (".venv/bin/python", "wheelhouse/CONTENTS.txt", "toolnode_lab.egg-info/PKG-INFO"):
+        (laptop / kept).parent.mkdir(parents=True, exist_ok=True)
+        (laptop / kept).write_text("x", encoding="utf-8")
+    for line in git_lines:
+        done = subprocess.run(["bash", "-c", line], cwd=laptop, env=env, capture_output=True, text=True)
+        assert done.returncode == 0, (line, done.stderr)
+    files = sorted(p.relative_to(laptop).as_posix() for p in laptop.rglob("*")
+                   if p.is_file() and ".git" not in p.relative_to(laptop).parts)
+    assert files == [".gitignore", ".venv/bin/python", "labs/01.ipynb", "toolnode_lab.egg-info/PKG-INFO",
+                     "wheelhouse/CONTENTS.txt"]
+    assert (laptop / "labs" / "01.ipynb").read_text(encoding="utf-8") == "starter\n"
