@@ -53,6 +53,13 @@ LABELS = {
 }
 """How the stick's README names each `courseware.platforms.TARGETS` entry."""
 
+LINUX_APT = (("3.12", "Ubuntu 24.04"), ("3.11", "Ubuntu 22.04, Debian 12"), ("3.13", "Debian 13"))
+"""Where each Python is in a distribution's standard repositories, for `apt install` (preflight.md:
+Ubuntu 24.04 has 3.12, Ubuntu 22.04 has 3.11, neither has 3.13)."""
+INSTALL_LINE = "make offline-install WHEELHOUSE=<this stick>/wheelhouse"
+"""What each laptop runs in the course folder: the same as copying `wheelhouse/` into it and running
+`make offline-install` (the Makefile's WHEELHOUSE defaults to `wheelhouse`)."""
+
 _CONTENTS_TARGET = re.compile(r"^#\s+(\S+) CPython (\d+\.\d+)\s*$")
 
 
@@ -118,7 +125,7 @@ def readme(targets: list[tuple[str, str]] | None, *, commit: str, repository_url
         lines += [
             "              Another platform or Python cannot install from it: it needs the network",
             "              (make setup), or one of the Pythons above.",
-            "              In the course folder:    make offline-install WHEELHOUSE=<this stick>/wheelhouse",
+            f"              In the course folder:    {INSTALL_LINE}",
             '              then:                    make doctor   (the last line must read "ready")',
         ]
         if "windows" in by_system:
@@ -152,9 +159,19 @@ def readme(targets: list[tuple[str, str]] | None, *, commit: str, repository_url
         lines += ["  macOS:    Python from https://www.python.org/downloads/macos/; git and make:",
                   "            xcode-select --install"]
     if not by_system or "linux" in by_system:
-        newest = _newest(by_system.get("linux", ["3.12"]))
-        lines += [f"  Debian / Ubuntu:  sudo apt install python{newest} python{newest}-venv git make",
-                  f"  Fedora:           sudo dnf install python{newest} git make"]
+        pythons = by_system.get("linux", [version for version, _ in LINUX_APT])
+        apt = [(version, where) for version, where in LINUX_APT if version in pythons]
+        fedora = _newest(pythons) if targets else "3.12"
+        make = f"{INSTALL_LINE} PYTHON=python{pythons[0]}" if targets else "make setup PYTHON=python3.11"
+        lines.append("  Linux:    from the distribution's own repositories"
+                     + (" (a Python named above for Linux):" if targets else ":"))
+        lines += [f"            {where + ':':<25} sudo apt install python{v} python{v}-venv git make"
+                  for v, where in apt]
+        if not any(where.startswith("Ubuntu") for _, where in apt):
+            lines.append("            Ubuntu 24.04 and 22.04 have none of these: install from the network")
+        lines += [f"            {'Fedora:':<25} sudo dnf install python{fedora} git make",
+                  "            Where python3 is another version, name the one you installed, e.g.",
+                  f"              {make}"]
     where = (f"git clone {repository_url}" if repository_url
              else "clone the course's repository (its address is in the pre-flight note you were sent)")
     lines += ["", "The lab solutions are not in this copy. After the session, either", f"  {where}",
@@ -228,10 +245,21 @@ def wheelhouse(out: Path, platforms: str, pythons: str, existing: Path | None) -
         command = [*script, "--check", "--dest", str(dest), "--platforms", names, "--pythons", versions]
     else:
         command = [*script, "--platforms", platforms, "--pythons", pythons, "--dest", str(dest)]
-    if subprocess.run(command).returncode:
+    if _relay(command):
         raise SystemExit("usb: the wheelhouse does not install every platform asked for (above); "
                          "the stick is incomplete. Fix the network or the names, then make usb again.")
     return bundled(dest)
+
+
+def _relay(command: list[str]) -> int:
+    """Run the wheelhouse script, passing its output on as it comes, except its closing advice for a
+    wheelhouse copied into a checkout: on the stick the line is `INSTALL_LINE`. Returns its status."""
+    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True, bufsize=1) as process:
+        for line in process.stdout:
+            if "make offline-install" in line and "WHEELHOUSE=" not in line:
+                line = f"On each laptop, in the course folder: {INSTALL_LINE} (README.txt says so)\n"
+            print(line, end="", flush=True)
+    return process.returncode
 
 
 def handout_site(built: Path, dest: Path) -> list[str]:

@@ -97,6 +97,44 @@ def test_the_readme_names_only_what_the_stick_holds():
     assert max(map(len, (text + room + none).splitlines())) <= 110
 
 
+def test_the_readme_gives_each_python_where_the_distribution_has_it():
+    # preflight.md's wording: Ubuntu 24.04 has 3.12, Ubuntu 22.04 has 3.11, neither has 3.13
+    flat = lambda text: " ".join(text.split())  # noqa: E731
+    old = flat(usb.readme([("linux-x86_64", "3.11")], commit="abc1234"))
+    assert "Ubuntu 22.04, Debian 12: sudo apt install python3.11 python3.11-venv git make" in old
+    assert "Ubuntu 24.04" not in old
+    assert f"{usb.INSTALL_LINE} PYTHON=python3.11" in old
+    new = flat(usb.readme([("linux-x86_64", "3.12")], commit="abc1234"))
+    assert "Ubuntu 24.04: sudo apt install python3.12 python3.12-venv git make" in new
+    assert "Ubuntu 22.04" not in new
+    newest = flat(usb.readme([("linux-x86_64", "3.13")], commit="abc1234"))
+    assert "Ubuntu 24.04 and 22.04 have none of these" in newest
+    none = flat(usb.readme(None, commit="abc1234"))
+    preflight = flat((ROOT / "docs" / "workshop" / "preflight.md").read_text(encoding="utf-8"))
+    for version, where in usb.LINUX_APT:
+        assert f"{where}: sudo apt install python{version} python{version}-venv git make" in none
+        if where.startswith("Ubuntu"):
+            assert f"{where.split(',')[0]} " in preflight and f"python{version}-venv" in preflight
+    assert "make setup PYTHON=python3.11" in none and "sudo dnf install python3.12 git make" in none
+
+
+def test_make_usb_tells_the_install_line_the_stick_needs(capsys):
+    # scripts/offline_bundle.py ends with advice for a wheelhouse copied into a checkout; on the
+    # stick the line is the one README.txt and usb.md give, which the Makefile honours
+    script = ("print('ok   linux-x86_64 Python 3.12: installs from the folder with --no-index'); "
+              "print(\"Copy the folder into each attendee's checkout, then: make offline-install\")")
+    assert usb._relay([sys.executable, "-c", script]) == 0
+    out = capsys.readouterr().out
+    assert "installs from the folder with --no-index" in out
+    assert f"On each laptop, in the course folder: {usb.INSTALL_LINE}" in out
+    assert "each attendee's checkout" not in out
+    assert usb._relay([sys.executable, "-c", "raise SystemExit(3)"]) == 3
+    assert "make offline-install WHEELHOUSE=/media/usb/wheelhouse" in USB_MD
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    recipe = makefile.split("\noffline-install:", 1)[1].split("\n\n", 1)[0]
+    assert 'PIP_FIND_LINKS="$(abspath $(WHEELHOUSE))"' in recipe and "WHEELHOUSE ?= wheelhouse" in makefile
+
+
 # -- building the folder ---------------------------------------------------------------------------------
 
 def test_a_relative_out_builds_the_repository_without_solutions(tmp_path, monkeypatch):
