@@ -921,10 +921,11 @@ q1 = Exercise(
     check_run_calls,
     (
         "Start every call before waiting for any: build one coroutine per call, then await them together.",
-        "`await asyncio.gather(*(tools_by_name[c['name']].ainvoke(c['args']) for c in calls))` returns the "
-        "results in the order of its arguments — whatever order they finish in. Pair them with the ids: "
-        "`list(zip([c['id'] for c in calls], results))`. (An `asyncio.TaskGroup` works too; keep the tasks "
-        "in call order.)",
+        "One coroutine per call, in the calls' order: `tools_by_name[name].ainvoke(args)`, not awaited "
+        "yet. Hand them all to ONE `await asyncio.gather(...)` (unpack the list with `*`): it returns the "
+        "results in the order of its arguments, whatever order they finish in, so the i-th result answers "
+        "the i-th call: pair each with that call's `id`. (An `asyncio.TaskGroup` works too; keep the "
+        "tasks in call order.)",
     ),
 )
 q2 = Exercise(
@@ -935,10 +936,10 @@ q2 = Exercise(
     (
         "Write a helper coroutine for ONE country (capital first, then the two city lookups together), "
         "and gather that helper over all countries.",
-        "Inside the helper: `city = await capital(country)`, then "
-        "`w, s = await asyncio.gather(weather(city), sight(city))` and return "
-        '`f"{country}: {w}; {s}"`. Outside: `return list(await asyncio.gather(*(one(c) for c in '
-        "countries)))` — gather keeps the order of `countries`.",
+        "Inside the helper, the capital is awaited on its own (both lookups need it); the weather and "
+        "the sight of that city then go into one `asyncio.gather`, and the helper returns the country's "
+        "line. Outside, one more `asyncio.gather` runs the helper for every country at once: it keeps "
+        "the order of `countries`, so the lines come back in country order.",
     ),
 )
 
