@@ -219,9 +219,15 @@ def _text_items(source: str) -> tuple[str, list[Item]]:
     return heading, items
 
 
+PREDICTION_LINE = re.compile(r"^· (no prediction yet|no guess written|you predict)\b.*\n?", re.M)
+"""The lines `helpers.practice.predict` and `reveal` print for the notebook's reader: on the projector
+the room says its prediction aloud, and the answer is the output above them."""
+
+
 def _output_text(output: dict) -> str:
     if output["output_type"] == "stream":
         text = output["text"]
+        text = PREDICTION_LINE.sub("", "".join(text) if isinstance(text, list) else text)
     elif output["output_type"] == "error":
         text = f"{output['ename']}: {output['evalue']}"
     else:

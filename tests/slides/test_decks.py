@@ -172,3 +172,12 @@ def test_run_all_comes_where_the_highlights_plan_puts_it_and_labels_say_it_once(
             title = re.match(r"### (.*?) <span class=\"step\">(.*?)</span>", source)
             if title:
                 assert not title.group(2).startswith(title.group(1)), title.group(0)
+
+
+def test_the_prediction_prompts_are_left_off_the_projector():
+    # the room predicts aloud; `predict`'s prompt and `reveal`'s verdict are for a reader of the notebook
+    text = slides._output_text({"output_type": "stream", "name": "stdout", "text": (
+        "· no prediction yet: write it in place of the ?, then run the cell\n"
+        "lookup_weather call-weather Paris: sunny\n"
+        "· no guess written; the run gave 2\n")})
+    assert text == "lookup_weather call-weather Paris: sunny\n"
