@@ -11,6 +11,7 @@ import asyncio
 import concurrent.futures
 import operator
 import threading
+import time
 from typing import Annotated
 
 import pytest
@@ -362,6 +363,81 @@ def test_lab19_q1_what_the_learner_is_handed_records_nothing():
         for wrong in (writes_the_record, reads_the_answers):
             with pytest.raises(CheckFailed):
                 lab19.check_lookups(wrong, seed=seed)
+
+
+def blocks_before_the_hand_off(fetch):  # a blocking "auth" call on the loop, then the fetch in a thread
+    @tool
+    async def lookup_order(order_id: str) -> str:
+        """Look up an order."""
+        time.sleep(0.25)
+        return await asyncio.to_thread(fetch, order_id)
+
+    return lookup_order
+
+
+def blocks_after_the_hand_off(fetch):  # the fetch in a thread, then a blocking "audit log" call on the loop
+    @tool
+    async def lookup_order(order_id: str) -> str:
+        """Look up an order."""
+        status = await asyncio.to_thread(fetch, order_id)
+        time.sleep(0.05)
+        return status
+
+    return lookup_order
+
+
+def awaits_then_hands_off(fetch):  # a real await first (it yields the loop), then the fetch in a thread
+    @tool
+    async def lookup_order(order_id: str) -> str:
+        """Look up an order."""
+        await asyncio.sleep(0.01)
+        return await asyncio.to_thread(fetch, order_id)
+
+    return lookup_order
+
+
+def own_pool(fetch):  # its own executor, wide enough, its threads started as the calls come
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=16)
+
+    @tool
+    async def lookup_order(order_id: str) -> str:
+        """Look up an order."""
+        return await asyncio.wrap_future(pool.submit(fetch, order_id))
+
+    return lookup_order
+
+
+def test_lab19_q1_refuses_a_loop_blocked_around_the_hand_off():
+    """The check's service waits for the turn's calls, so a tool that blocks the loop before handing the
+    fetch off still gets them all in flight: the loop's time inside the tool, timed per call, refuses it."""
+    answers = {
+        "blocks-before": blocks_before_the_hand_off,
+        "blocks-after": blocks_after_the_hand_off,
+        "awaits-then-hands-off": awaits_then_hands_off,
+        "own-pool": own_pool,
+    }
+    held = ("held the event loop in 6 of 6 calls", "`time.sleep`", "before or after the fetch is handed off")
+    assert_verdicts(
+        verdicts(lab19.check_lookups, answers),
+        {"blocks-before": held, "blocks-after": held, "awaits-then-hands-off": (), "own-pool": ()},
+    )
+
+
+def generator_exit_in_the_tool(fetch):
+    @tool
+    def lookup_order(order_id: str) -> str:
+        """Look up an order."""
+        raise GeneratorExit("closing")
+
+    return lookup_order
+
+
+def test_lab19_q1_names_a_tools_generator_exit():
+    """Under ainvoke langgraph ends the run with "coroutine ignored GeneratorExit": the verdict names the
+    learner's own GeneratorExit, and its line."""
+    namespace = {"make_lookup_tool": generator_exit_in_the_tool}
+    message = rejected(lab19.q1, namespace, "your code raised GeneratorExit")
+    assert "RuntimeError" not in message and "raise GeneratorExit" in message, message
 
 
 # == q2: an approval that pauses ========================================================================

@@ -34,14 +34,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
+import sys
+import sysconfig
 import threading
 import time
 import uuid
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Annotated, Any
 
 from langchain.agents import create_agent
 from langchain.agents.middleware import after_model, before_model, wrap_tool_call
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool
 from langgraph.checkpoint.memory import InMemorySaver
@@ -56,8 +61,10 @@ from helpers.labs import (
     LearnerHung,
     LearnerRaised,
     StillAStub,
+    describe_exception,
     distinct,
     fail,
+    is_stub,
     plain,
     plain_problem,
     rng,
@@ -95,6 +102,10 @@ MAX_MODEL_CALLS = 12
 ARRIVAL = 1.5
 """q1: seconds a lookup of the batch waits for its siblings to be in flight (a correct tool's are
 there within milliseconds; a blocked loop never lets them in). Paid once per check, by a wrong tool."""
+HELD = 0.2
+"""q1: the share of a fetch's wait (the shortest drawn) the event loop may spend inside the learner's
+tool in one call. A correct tool holds it for well under a thousandth of that; a tool held past it in
+every call but one holds the loop (one stall of a busy machine lands in one call, not in five)."""
 RUNAWAY_CAP = 40
 """q5: model calls after which the check's never-ending model raises (so an agent with no limit of its
 own ends in a verdict, not in thousands of turns)."""
@@ -189,7 +200,8 @@ def _play(key: str, play: Any, cases_list: tuple, summary: str, gate: int = 0) -
     When one of the first `gate` cases fails, the later ones are not judged (they would repeat it)."""
     cases = Cases(key)
     try:
-        run = play()
+        with _quiet_library():
+            run = play()
     except StillAStub:
         raise
     except CheckFailed as error:
@@ -207,6 +219,174 @@ def _play(key: str, play: Any, cases_list: tuple, summary: str, gate: int = 0) -
         if index < gate and not cases.items[-1].passed:
             blocked = f"“{name}” failed first"
     return cases.result(summary)
+
+
+_OWN = "your code raised"
+"""How `run_learner` begins the description of an exception raised in the learner's own code."""
+
+
+def _own(text: str) -> bool:
+    """Whether a description of an exception (a `LearnerRaised`'s text) names the learner's own code."""
+    return text.startswith(_OWN)
+
+
+class _ToolErrors(BaseCallbackHandler):
+    """The check's callback handler: every exception a tool raised, as it was raised. Under `ainvoke`
+    langgraph may end the run with another in its place (a tool's `GeneratorExit` ends it as "coroutine
+    ignored GeneratorExit"), so the verdict names the learner's own exception from here."""
+
+    run_inline = True
+
+    def __init__(self) -> None:
+        self.raised: list[BaseException] = []
+
+    def on_tool_error(self, error: BaseException, **kwargs: Any) -> None:
+        self.raised.append(error)
+
+
+def _named(error: LearnerRaised, raised: list[BaseException]) -> LearnerRaised:
+    """`error`, or, when a library reported it but the learner's own exception started it, that one."""
+    if _own(str(error)) or any(exc is error.original for exc in raised):
+        return error
+    for exc in raised:
+        text = describe_exception(exc)
+        if _own(text):
+            return StillAStub(text, exc) if is_stub(exc) else LearnerRaised(text, exc)
+    return error
+
+
+class _LateCallbackNoise(logging.Filter):
+    """Drops what `concurrent.futures` logs when langgraph, after a run that raised, still tries to save a
+    finished task's writes on its executor, already shut down ("exception calling callback … cannot
+    schedule new futures after shutdown"). It comes at random from langgraph's own threads while the
+    check captures what the learner's code prints: it is not the learner's output."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return not (isinstance(error, RuntimeError) and "cannot schedule new futures after" in str(error))
+
+
+@contextlib.contextmanager
+def _quiet_library() -> Any:
+    """While a check runs the learner's code: langgraph's late-callback noise (`_LateCallbackNoise`) is
+    not printed, so it is never shown as the learner's output."""
+    logger, noise = logging.getLogger("concurrent.futures"), _LateCallbackNoise()
+    logger.addFilter(noise)
+    try:
+        yield
+    finally:
+        logger.removeFilter(noise)
+
+
+_LIBRARY_DIRS = tuple(
+    str(Path(p).resolve())
+    for p in sorted({sysconfig.get_paths().get(k) or "" for k in ("stdlib", "platstdlib", "purelib")})
+    if p
+)
+_COURSE_DIR = str(Path(__file__).resolve().parent.parent)
+
+
+def _learner_file(filename: str) -> bool:
+    """Whether code from `filename` is the learner's (a cell, a script, a test playing a learner): not
+    Python's, a library's or the course's own."""
+    if filename.startswith(("<frozen", "<string>")) or "site-packages" in filename:
+        return False
+    if filename.startswith("<"):
+        return True  # a cell (`<ipython-input-…>`), or code compiled from a notebook
+    return not filename.startswith((*_LIBRARY_DIRS, _COURSE_DIR))
+
+
+def _waited() -> float:
+    """Seconds this thread has waited, ready to run, for a CPU (Linux's schedstat); 0.0 where unknown.
+    A busy machine makes a thread wait so; a blocking call does not (it sleeps)."""
+    try:
+        with open("/proc/thread-self/schedstat", "rb") as stat:
+            return int(stat.read().split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+class _LoopWatch:
+    """The time the event loop spends inside the learner's own code, per asyncio task (ToolNode runs each
+    tool call as a task), measured as it happens: installed with `sys.setprofile` on the loop's thread,
+    it times each stretch from the moment a learner frame starts or resumes there until it returns or
+    awaits. Not counted: starting a worker thread (the hand-off itself), and the time the thread waited
+    for a CPU of a busy machine (`_waited`). The longest call the learner's code made in such a stretch
+    is kept, with its line, to name it."""
+
+    def __init__(self) -> None:
+        self.kinds: dict[Any, bool] = {}
+        self.start_code = threading.Thread.start.__code__
+        self.held: dict[int, float] = {}  # id(task) → seconds the loop spent in the learner's code
+        self.depth = 0
+        self.since = 0.0
+        self.waited = 0.0
+        self.task = 0
+        self.skip: Any = None  # the frame of a `Thread.start` under way, and when it began
+        self.skipped = 0.0
+        self.inner: Any = None  # the call the learner's frame is in: (frame or function, waits and thread
+        # starts so far, began, name, caller)
+        self.longest = (0.0, "", "")  # seconds, what was called, where
+
+    def mine(self, code: Any) -> bool:
+        kind = self.kinds.get(code)
+        if kind is None:
+            kind = self.kinds[code] = _learner_file(code.co_filename)
+        return kind
+
+    def __call__(self, frame: Any, event: str, arg: Any) -> None:
+        if not self.depth:
+            if event == "call" and self.mine(frame.f_code):
+                try:
+                    task = asyncio.current_task()
+                except RuntimeError:  # learner code run outside the loop's tasks
+                    task = None
+                self.task, self.skipped, self.depth = id(task), 0.0, 1
+                self.waited, self.since = _waited(), time.perf_counter()
+            return
+        now = time.perf_counter()
+        if event == "call":
+            if frame.f_code is self.start_code and self.skip is None:
+                self.skip = (frame, now)
+            if self.mine(frame.f_code):
+                self.depth += 1
+            elif self.inner is None and frame.f_back is not None and self.mine(frame.f_back.f_code):
+                name = self._name(frame.f_code.co_qualname, frame.f_globals)
+                self.inner = (frame, _waited() + self.skipped, time.perf_counter(), name, frame.f_back)
+        elif event == "c_call":
+            if self.inner is None and self.mine(frame.f_code):
+                name = f"{getattr(arg, '__module__', None) or ''}.{getattr(arg, '__qualname__', '?')}"
+                self.inner = (arg, _waited() + self.skipped, time.perf_counter(), name.lstrip("."), frame)
+        elif event in ("c_return", "c_exception"):
+            if self.inner is not None and self.inner[0] is arg and self.inner[4] is frame:
+                self._inner_done(now)
+        elif event == "return":
+            if self.skip is not None and self.skip[0] is frame:
+                self.skipped += now - self.skip[1]
+                self.skip = None
+            if self.inner is not None and self.inner[0] is frame:
+                self._inner_done(now)
+            if self.mine(frame.f_code):
+                self.depth -= 1
+                if not self.depth:
+                    # read after `now` (as `waited` was before `since`): a wait between the two reads is
+                    # taken off, never added
+                    spent = max(0.0, now - self.since - self.skipped - (_waited() - self.waited))
+                    self.held[self.task] = self.held.get(self.task, 0.0) + spent
+
+    @staticmethod
+    def _name(qualname: str, globals_: Any) -> str:
+        module = globals_.get("__name__", "") if isinstance(globals_, dict) else ""
+        return f"{module}.{qualname}" if module else qualname
+
+    def _inner_done(self, now: float) -> None:
+        _, waited, began, name, caller = self.inner
+        self.inner = None
+        spent = now - began - (_waited() + self.skipped - waited)  # less the waits and thread starts
+        if spent > self.longest[0]:
+            code = caller.f_code
+            place = "your cell" if "ipykernel" in code.co_filename else Path(code.co_filename).name
+            self.longest = (spent, name, f"line {caller.f_lineno} of {place}")
 
 
 # == q1: lookups that overlap ==========================================================================
@@ -280,6 +460,7 @@ class _LookupRun:
     d: _LookupDraw
     desk: _Desk
     tool: Any
+    watch: _LoopWatch
     answers: dict[str, str] = field(default_factory=dict)  # call id → content
     kinds: dict[str, str] = field(default_factory=dict)  # call id → why a content is not a str
 
@@ -309,9 +490,21 @@ def _q1_play(make_lookup_tool: Any, d: _LookupDraw) -> _LookupRun:
         )
     agent = create_agent(_lookup_model(d, made.name), [made])
     work = sum(delay for _, _, delay in (*d.batch, d.later)) + ARRIVAL
+    watch, errors = _LoopWatch(), _ToolErrors()
+
+    async def ainvoke(inputs: dict) -> Any:  # the agent's ainvoke, the loop's time in learner code timed
+        sys.setprofile(watch)
+        try:
+            return await agent.ainvoke(inputs, {"callbacks": [errors]})
+        finally:
+            sys.setprofile(None)
+
     inputs = {"messages": [HumanMessage("Where are my orders?")]}
-    result = run_learner(agent.ainvoke, inputs, limit=scaled_limit(work), name="the agent's ainvoke")
-    run = _LookupRun(d, desk, made)
+    try:
+        result = run_learner(ainvoke, inputs, limit=scaled_limit(work), name="the agent's ainvoke")
+    except LearnerRaised as error:
+        raise _named(error, errors.raised) from None
+    run = _LookupRun(d, desk, made, watch)
     for message in result["messages"]:
         if isinstance(message, ToolMessage):
             problem = plain_problem(message.content, str)
@@ -353,6 +546,7 @@ def case_each_order_fetched_once(run: _LookupRun) -> None:
 def case_batch_overlaps(run: _LookupRun) -> None:
     n = len(run.d.batch)
     if run.desk.most >= n:
+        _loop_never_held(run)
         return
     coroutine = run.desk.on_loop
     why = (
@@ -369,6 +563,33 @@ def case_batch_overlaps(run: _LookupRun) -> None:
         observed=f"at most {run.desk.most} in flight at once (overlap {run.desk.most}/{n})",
         why=why,
         where=section(BUILTIN, BLOCKING) if coroutine else section(GATHER, OVERLAP),
+    )
+
+
+def _span(low: float, high: float) -> str:
+    return f"{low:.2f} s" if f"{low:.2f}" == f"{high:.2f}" else f"{low:.2f}–{high:.2f} s"
+
+
+def _loop_never_held(run: _LookupRun) -> None:
+    """The batch overlapped, but the check's service waits for it to: it also overlaps only if the loop
+    was free. Refused when the loop spent `HELD` of a fetch's wait inside the tool in every call but one."""
+    delays = [delay for _, _, delay in (*run.d.batch, run.d.later)]
+    calls, bar = len(delays), HELD * min(delays)
+    slow = sorted(t for t in run.watch.held.values() if t >= bar)
+    if len(slow) < calls - 1:
+        return
+    spent, name, place = run.watch.longest
+    raise fail(
+        f"your tool held the event loop in {len(slow)} of {calls} calls",
+        expected=f"the loop free while a lookup waits: less than {bar:.2f} s of each call on it "
+        f"({HELD:.0%} of a fetch's wait), so all {len(run.d.batch)} calls of a turn start at once",
+        observed=f"the loop was inside your tool for {_span(slow[0], slow[-1])} in each of them"
+        + (f"; most of it in `{name}` ({place})" if name and spent >= slow[0] / 2 else ""),
+        why="an `async def` tool runs on the event loop: a blocking call in it, before or after the fetch "
+        "is handed off, holds the loop, so the turn's calls start one after another and the whole app "
+        "waits (they were in flight at once here only because the check's service waited for them). Hand "
+        "every blocking call to a thread (`await asyncio.to_thread(...)`), or make the tool a plain `def`",
+        where=section(BUILTIN, BLOCKING),
     )
 
 
