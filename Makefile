@@ -239,7 +239,7 @@ reset-laptop: ## between two groups on a shared laptop: the course as cloned, th
 	@test -x $(PY) || $(NO_VENV)
 	@git rev-parse --is-inside-work-tree >/dev/null 2>&1 || { echo "reset-laptop: this copy is not a git clone (unzipped?): delete this folder and unzip repository/toolnode-lab.zip from the stick again, then make offline-install WHEELHOUSE=<stick>/wheelhouse"; exit 1; }
 	@test ! -d labs/solutions -o "$(YES)" = 1 || { echo "reset-laptop: this checkout has labs/solutions/ (not a learner's copy from the stick): it would delete every change not committed here. If you mean it: make reset-laptop YES=1"; exit 2; }
-	@$(PY) -c 'import sys; from pathlib import Path; from jupyter_server.serverapp import list_running_servers; 	  here = Path.cwd().resolve(); busy = [s["url"] for s in list_running_servers() if Path(s.get("root_dir", "/")).resolve() == here]; 	  sys.exit(f"reset-laptop: JupyterLab is running here ({busy[0]}): stop it first (File > Shut Down, or Ctrl-C twice in its terminal), then run it again") if busy else None'
+	@$(PY) -c 'import sys; from pathlib import Path; from jupyter_server.serverapp import list_running_servers; 	  here = Path.cwd().resolve(); busy = [s["url"] for s in list_running_servers() if Path(s.get("root_dir", "/")).resolve() == here]; 	  sys.exit(f"reset-laptop: JupyterLab is running here ({busy[0]}): stop it first with File > Shut Down in JupyterLab (Ctrl-C does not stop a make lab left running in the background), then run it again") if busy else None'
 	@upstream=$$(git rev-parse -q --verify '@{upstream}' 2>/dev/null); 	  if [ -n "$$upstream" ] && [ "$$upstream" != "$$(git rev-parse HEAD)" ]; then git reset -q --hard "$$upstream"; fi
 	@git checkout -q HEAD -- .
 	git clean -fdx $(RESET_KEEP)

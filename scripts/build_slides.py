@@ -554,7 +554,7 @@ def conduct_contact(text: str | None = None) -> str:
     paragraph = next((" ".join(p.split()) for p in re.split(r"\n\s*\n", text) if "unwelcoming" in p), "")
     found = (re.search(r"privately(?: \([^)]*\))?:\s*(.+?)\.\s+We will", paragraph)
              or re.search(r"privately(?: \([^)]*\))?:\s*(.+?)\.?$", paragraph))
-    contact = found.group(1).strip() if found else ""
+    contact = found.group(1).strip().strip("`").strip() if found else ""
     return contact or CONTACT_MISSING
 
 

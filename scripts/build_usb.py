@@ -256,7 +256,7 @@ def _relay(command: list[str]) -> int:
     wheelhouse copied into a checkout: on the stick the line is `INSTALL_LINE`. Returns its status."""
     with subprocess.Popen(command, stdout=subprocess.PIPE, text=True, bufsize=1) as process:
         for line in process.stdout:
-            if "make offline-install" in line and "WHEELHOUSE=" not in line:
+            if line.startswith("Copy the folder into each attendee's checkout"):
                 line = f"On each laptop, in the course folder: {INSTALL_LINE} (README.txt says so)\n"
             print(line, end="", flush=True)
     return process.returncode

@@ -192,7 +192,8 @@ def main(argv: list[str] | None = None) -> int:
         print("Some targets are incomplete (pip's messages below); an attendee on one of them will "
               "need the network:\n  " + "\n  ".join(failed))
         return 1
-    print("Copy the folder into each attendee's checkout, then: make offline-install")
+    print("Copy the folder into each attendee's checkout and run make offline-install, or leave it on the "
+          "stick: make offline-install WHEELHOUSE=<that folder>")
     return 0
 
 

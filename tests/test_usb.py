@@ -122,13 +122,16 @@ def test_make_usb_tells_the_install_line_the_stick_needs(capsys):
     # scripts/offline_bundle.py ends with advice for a wheelhouse copied into a checkout; on the
     # stick the line is the one README.txt and usb.md give, which the Makefile honours
     script = ("print('ok   linux-x86_64 Python 3.12: installs from the folder with --no-index'); "
-              "print(\"Copy the folder into each attendee's checkout, then: make offline-install\")")
+              "print(\"Copy the folder into each attendee's checkout and run make offline-install, or leave \"\n"
+              "\"it on the stick: make offline-install WHEELHOUSE=<that folder>\")")
     assert usb._relay([sys.executable, "-c", script]) == 0
     out = capsys.readouterr().out
     assert "installs from the folder with --no-index" in out
     assert f"On each laptop, in the course folder: {usb.INSTALL_LINE}" in out
     assert "each attendee's checkout" not in out
     assert usb._relay([sys.executable, "-c", "raise SystemExit(3)"]) == 3
+    bundle = (ROOT / "scripts" / "offline_bundle.py").read_text(encoding="utf-8")
+    assert "print(\"Copy the folder into each attendee's checkout" in bundle, "the line _relay replaces"
     assert "make offline-install WHEELHOUSE=/media/usb/wheelhouse" in USB_MD
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     recipe = makefile.split("\noffline-install:", 1)[1].split("\n\n", 1)[0]
