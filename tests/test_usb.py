@@ -122,8 +122,8 @@ def test_make_usb_tells_the_install_line_the_stick_needs(capsys):
     # scripts/offline_bundle.py ends with advice for a wheelhouse copied into a checkout; on the
     # stick the line is the one README.txt and usb.md give, which the Makefile honours
     script = ("print('ok   linux-x86_64 Python 3.12: installs from the folder with --no-index'); "
-              "print(\"Copy the folder into each attendee's checkout and run make offline-install, or leave \"\n"
-              "\"it on the stick: make offline-install WHEELHOUSE=<that folder>\")")
+              "print(\"Copy the folder into each attendee's checkout and run make offline-install, \"\n"
+              "\"or leave it on the stick: make offline-install WHEELHOUSE=<that folder>\")")
     assert usb._relay([sys.executable, "-c", script]) == 0
     out = capsys.readouterr().out
     assert "installs from the folder with --no-index" in out
