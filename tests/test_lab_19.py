@@ -21,6 +21,7 @@ from langchain.agents.middleware import (
     AgentMiddleware,
     ModelCallLimitMiddleware,
     ToolCallLimitMiddleware,
+    before_model,
     wrap_model_call,
 )
 from langchain.tools import ToolRuntime
@@ -674,6 +675,55 @@ def test_lab19_q2_verdicts(sol):
     )
 
 
+def raises_its_own(request, handler):  # its own bug, before anything is asked
+    raise ValueError("approval service not configured")
+
+
+def raises_after_the_answer(request, handler):  # asks, then its own bug on the resume
+    if _needs(request):
+        _ask(request)
+        raise ValueError("unknown answer format")
+    return handler(request)
+
+
+def returns_no_message(request, handler):  # returns what is not a tool answer
+    return {"ok": True}
+
+
+def prints_then_raises(request, handler):
+    print("checking the refund")
+    raise ValueError("approval service not configured")
+
+
+def test_lab19_q2_names_the_wrappers_own_exception():
+    """A run that the learner's wrapper crashed is explained as that, not as a tool that ran before its
+    question, nor as a wrong refusal; an object the library cannot take is named as such."""
+    results = verdicts(
+        lab19.check_approval,
+        {"raises": raises_its_own, "after-answer": raises_after_the_answer, "no-message": returns_no_message},
+    )
+    assert_verdicts(
+        results,
+        {
+            "raises": ("crashed before any question", "your code raised ValueError", "from your own code"),
+            "after-answer": ("crashed after 1 pause(s)", "your code raised ValueError", "from your own code"),
+            "no-message": ("crashed before any question", "the library failed on what your wrapper"),
+        },
+    )
+    for message in results.values():
+        assert "a tool ran before its question" not in message and "answer != 'yes'" not in message, message
+
+
+def test_lab19_q2_library_noise_is_not_the_learners_output():
+    """When the wrapper raises, langgraph sometimes logs a late callback's error on stderr (about one run
+    in two here); the verdict shows what the learner's code printed, and only that."""
+    for _ in range(6):
+        message = rejected(lab19.q2, {"approve_refunds": raises_its_own}, "from your own code")
+        assert "printed" not in message and "exception calling callback" not in message, message
+    printing = {"approve_refunds": prints_then_raises}
+    rejected(lab19.q2, printing, "your code printed", "| checking the refund")
+
+
 # == q3: notes written at once ===========================================================================
 class AddState(AgentState):
     notes: Annotated[list[str], operator.add]
@@ -824,7 +874,7 @@ def test_lab19_q3_verdicts(sol):
             "keep-last-own-note": ("notes were lost", "keeps the last value"),
             "no-reducer": ("crashed", "one value per step"),
             "no-repeats": ("notes were lost", "drops repeats"),
-            "module-list": ("notes were lost",),
+            "module-list": ("no note reached the thread", "a list of your own is not the thread's"),
             "command-without-answer": ("crashed", "must answer its own call"),
             "tuple-reducer": ("a tuple, not a list",),
             "not-a-tool": ("is not a tool",),
@@ -835,6 +885,36 @@ def test_lab19_q3_verdicts(sol):
 def test_lab19_q3_a_hang_is_cut(monkeypatch):
     monkeypatch.setattr(labs, "LIMIT", 1.0)
     rejected(lab19.q3, {"SupportState": AddState, "add_note": hangs_note()}, "did not return within 1 s")
+
+
+def raising_reducer(old, new):  # its own bug: a reducer that checks too much
+    raise ValueError("a note must be unique")
+
+
+class RaisingState(AgentState):
+    notes: Annotated[list[str], raising_reducer]
+
+
+@tool
+def lowered_note(text: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> Command:
+    """Add a note, "normalised"."""
+    answer = ToolMessage("noted", tool_call_id=tool_call_id)
+    return Command(update={"notes": [text.lower()], "messages": [answer]})
+
+
+def test_lab19_q3_names_the_learners_own_mistake():
+    """A reducer of the learner's that raises is named as their code, not as the agent failing; notes
+    that come back empty say that no note reached the thread (module-list, above); changed texts, changed."""
+    assert_verdicts(
+        verdicts(
+            lambda pair: lab19.check_notes(*pair),
+            {"raising": (RaisingState, own_note), "lowered": (AddState, lowered_note)},
+        ),
+        {
+            "raising": ("question 1 crashed", "your code raised ValueError", "from your own code"),
+            "lowered": ("notes were changed", "as it is"),
+        },
+    )
 
 
 # == q4: a crashed thread =================================================================================
@@ -949,6 +1029,55 @@ def test_lab19_q4_verdicts(sol):
             "says-done": ("success answer",),
             "every-call-an-error": ("was replaced",),
             "appended-all": ("refused by the provider",),
+        },
+    )
+
+
+def _error_answers(text):
+    def repair(graph, config):
+        messages = graph.get_state(config).values["messages"]
+        answers = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
+        repaired = []
+        for message in (m for m in messages if not isinstance(m, ToolMessage)):
+            repaired.append(message)
+            for call in getattr(message, "tool_calls", []):
+                answer = answers.get(call["id"]) or ToolMessage(text, tool_call_id=call["id"], status="error")
+                repaired.append(answer)
+        graph.update_state(
+            config, {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *repaired]}, as_node="tools"
+        )
+
+    return repair
+
+
+def repair_raises(graph, config):  # its own bug
+    raise ValueError("no thread to repair")
+
+
+def test_lab19_q4_an_error_answer_says_the_call_may_not_have_completed():
+    """The status alone is not the rule: the model reads the text. An error answer that claims the call
+    was done, or says nothing of it, is refused; texts that say it may not have completed pass."""
+    answers = {
+        "says-done": _error_answers("done"),
+        "says-notified": _error_answers("notified the customer successfully"),
+        "no-errors": _error_answers("completed with no errors"),
+        "empty": _error_answers(""),
+        "failed-unknown": _error_answers("Tool call failed; outcome unknown."),
+        "did-not-complete": _error_answers("The tool step crashed, so this call didn't complete."),
+        "error": _error_answers("Error: interrupted"),
+        "raises": repair_raises,
+    }
+    assert_verdicts(
+        verdicts(lab19.check_repair, answers),
+        {
+            "says-done": ("an error answer claims the call was done", "'done' [error]"),
+            "says-notified": ("an error answer claims the call was done",),
+            "no-errors": ("an error answer claims the call was done",),
+            "empty": ("does not say the call may not have completed",),
+            "failed-unknown": (),
+            "did-not-complete": (),
+            "error": (),
+            "raises": ("`repair` raised", "your code raised ValueError", "from your own code"),
         },
     )
 
@@ -1115,6 +1244,55 @@ def test_lab19_q5_refuses_an_agent_without_the_handed_model():
     for seed in range(3):
         with pytest.raises(CheckFailed, match="did not do the questions' work"):
             lab19.check_limits(own_model, seed=seed)
+
+
+def raising_hook(model, tools, middleware, checkpointer):  # its own hook, with its own bug
+    @before_model
+    def trim(state, runtime):
+        if len(state["messages"]) > 5:
+            raise ValueError("history too long")
+
+    limit = ModelCallLimitMiddleware(run_limit=N)
+    return create_agent(model, tools, middleware=[*middleware, trim, limit], checkpointer=checkpointer)
+
+
+def no_checkpointer(model, tools, middleware, checkpointer):  # the limit right, the thread not kept
+    return create_agent(model, tools, middleware=[*middleware, ModelCallLimitMiddleware(run_limit=N)])
+
+
+def test_lab19_q5_names_the_learners_own_mistake():
+    """A hook of the learner's that raises is named as their code, not as a limit; an agent without the
+    checkpointer it is handed is told so, not that a limit counts calls."""
+    results = verdicts(lab19.check_limits, {"raising-hook": raising_hook, "no-checkpointer": no_checkpointer})
+    assert_verdicts(
+        results,
+        {
+            "raising-hook": ("your code raised ValueError", "not from a limit"),
+            "no-checkpointer": ("without the first", "checkpointer=checkpointer"),
+        },
+    )
+    assert "tool-call limit counts calls" not in results["raising-hook"], results["raising-hook"]
+    assert "tool-call limit" not in results["no-checkpointer"], results["no-checkpointer"]
+    assert "`model` and `tools` you are handed" not in results["no-checkpointer"], results["no-checkpointer"]
+
+
+def hanging_hook(model, tools, middleware, checkpointer):  # its own hook waits for a lock nobody releases
+    @before_model
+    def wait(state, runtime):
+        threading.Event().wait(4)
+
+    limit = ModelCallLimitMiddleware(run_limit=N)
+    return create_agent(model, tools, middleware=[*middleware, wait, limit], checkpointer=checkpointer)
+
+
+def test_lab19_q5_a_hang_costs_one_time_limit(monkeypatch):
+    """The check stops at the first question that hangs: one time limit, not one per question."""
+    monkeypatch.setattr(lab19, "scaled_limit", lambda work, **kwargs: 1.0)
+    started = time.monotonic()
+    message = rejected(
+        lab19.q5, {"build_limited_agent": hanging_hook}, "did not return within 1 s", "not tried"
+    )
+    assert time.monotonic() - started < 3.0, message  # three time limits would be 3 s at least
 
 
 # == q6: offered and runnable ============================================================================

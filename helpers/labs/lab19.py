@@ -35,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import sys
 import sysconfig
 import threading
@@ -58,7 +59,6 @@ from helpers.labs import (
     Cases,
     CheckFailed,
     Exercise,
-    LearnerHung,
     LearnerRaised,
     StillAStub,
     describe_exception,
@@ -127,6 +127,19 @@ REJECTIONS = ("not now", "no, wrong amount", "reject", "deny: ask the manager fi
 LOOKUP_STEMS = ("lookup_order", "order_status", "find_order", "get_order")
 TRACK_STEMS = ("where_is_parcel", "courier_status", "shipment_eta", "parcel_eta")
 OTHER_STEMS = ("refund_status", "store_hours", "stock_level", "shipping_costs")
+DONE = frozenset(
+    "done ok okay success successful successfully succeeded complete completed finished worked fine sent "
+    "notified charged delivered paid processed".split()
+)
+"""q4: words of an answer that says a call did its work."""
+MAY_NOT = frozenset(
+    "not never may might maybe possibly perhaps could whether unknown uncertain unclear unsure unconfirmed "
+    "unverified failed fail fails failure unsuccessful crash crashed interrupted incomplete unfinished "
+    "aborted cancelled canceled lost unanswered missing pending unavailable".split()
+)
+"""q4: words of an answer that says a call may not have completed (as does any `n't`)."""
+SAYS_ERROR = frozenset("no error errors errored exception timeout retry".split())
+"""q4: words of an error answer that claim nothing done (beside a word of `DONE`, `MAY_NOT` is needed)."""
 ABOUT_ORDERS = ("Where is my order {ref}?", "My order {ref} has not arrived.", "Has order {ref} shipped yet?")
 NOT_ABOUT_ORDERS = ("Do you ship to Norway?", "What are your opening hours?", "Is the blue kettle in stock?")
 
@@ -718,6 +731,7 @@ class _ApprovalRun:
     answers: dict[str, tuple[str, str]] = field(default_factory=dict)  # call id → (status, content)
     finished: bool = False
     crash: str = ""  # what ended the run, when the learner's code made it raise
+    crashed_by: str = ""  # whose exception: "learner" (the wrapper's own), "tool" (a ServiceError), "library"
 
 
 def _reviewer(d: _ApprovalDraw, ledger: _Ledger, interrupts: Any) -> dict:
@@ -769,6 +783,13 @@ def _q2_play(approve_refunds: Any, d: _ApprovalDraw) -> _ApprovalRun:
             raise
         except LearnerRaised as error:
             run.crash = shorten(str(error), 200)
+            run.crashed_by = (
+                "learner"
+                if _own(str(error))
+                else "tool"
+                if isinstance(error.original, ServiceError)
+                else "library"
+            )
             return run
         interrupts = result.get("__interrupt__") if isinstance(result, dict) else None
         if not interrupts:
@@ -815,7 +836,9 @@ def case_run_pauses(run: _ApprovalRun) -> None:
             expected="the first invoke returns with `__interrupt__`, before any refund or cancellation runs",
             observed=run.crash,
             why="a tool ran before its question and its service failed: ask first, and keep turning a "
-            "tool's own error into an error answer",
+            "tool's own error into an error answer"
+            if run.crashed_by == "tool"
+            else _crash_why(run),
             where=section(INTERCEPTORS, APPROVAL),
         )
     if not swallowed:
@@ -835,6 +858,43 @@ def case_run_pauses(run: _ApprovalRun) -> None:
         "pause as if it were the tool's error. Let it through (`except GraphInterrupt: raise` first), or "
         "ask outside the `try`",
         where=section(INTERCEPTORS, NEVER_CATCH),
+    )
+
+
+def _crash_why(run: _ApprovalRun) -> str:
+    if run.crashed_by == "learner":
+        return (
+            "the exception came from your own code (named above), not from a tool: the wrapper asks, then "
+            "returns `handler(request)`'s result or a ToolMessage with status 'error' — the pause is the "
+            "only exception it lets out"
+        )
+    return (
+        "the library failed on what your wrapper did or returned: a wrapper is a plain `def` (the agent "
+        "runs with `invoke`) that returns what `handler(request)` returns, or a `ToolMessage` answering the "
+        "call (`tool_call_id=request.tool_call['id']`)"
+    )
+
+
+def case_run_goes_on(run: _ApprovalRun) -> None:
+    if not run.crash:
+        return
+    call = next(c for c in run.d.calls if c.role == "failing")
+    if run.crashed_by == "tool":
+        raise fail(
+            f"the approved {call.tool}({call.ref}), whose service fails, did not become an error answer",
+            expected="its ServiceError turned into a ToolMessage with status 'error', the run going on",
+            observed=f"the run stopped after {run.pauses} pause(s): {run.crash}",
+            why="the shipped wrapper's `try/except` is there for this: keep catching the tool's errors, "
+            "only not the pause",
+            where=section(INTERCEPTORS, NEVER_CATCH),
+        )
+    raise fail(
+        f"the run crashed after {run.pauses} pause(s)",
+        expected="after the reviewer's answers the run goes on to its answer: each call refused (a "
+        "ToolMessage with status 'error') or run through `handler(request)`",
+        observed=run.crash,
+        why=_crash_why(run),
+        where=section(INTERCEPTORS, APPROVAL),
     )
 
 
@@ -933,6 +993,7 @@ def case_lookups_run_at_once(run: _ApprovalRun) -> None:
 
 Q2_CASES = (
     ("the run pauses before a refund or cancellation runs", case_run_pauses),
+    ("after the answers the run goes on, without an exception", case_run_goes_on),
     ("each call needing approval asked about once, lookups never", case_each_flagged_call_asked_once),
     ("no such call runs before its answer", case_nothing_runs_before_its_answer),
     ("an approved call runs once", case_approved_runs_once),
@@ -955,7 +1016,7 @@ def check_approval(approve_refunds: Any, *, seed: Any = None) -> str:
         "q2",
         lambda: _q2_play(approve_refunds, d),
         Q2_CASES,
-        gate=1,
+        gate=2,
         summary="the run paused for both tools that need approval, each call asked about once; approved "
         "calls ran once after their answer, a rejection never ran, a failing service became an error answer.",
     )
@@ -1067,7 +1128,14 @@ def _q3_play(state: Any, tool: Any, d: _NotesDraw) -> _NotesRun:
                 else "a tool that returns a `Command` must answer its own call: put a "
                 "`ToolMessage(..., tool_call_id=...)` in its update's 'messages'"
                 if "matching ToolMessage" in text
-                else "the agent could not finish the question"
+                else "the check runs the agent with `invoke`, as the lab's cell does: define `add_note` with "
+                "a plain `def`"
+                if "does not support sync invocation" in text
+                else "the exception came from your own code (named above), not from the agent: the tool "
+                "returns a `Command` with its own note and a ToolMessage for its call, and the reducer takes "
+                "the notes so far and one call's new ones and returns the list they make together"
+                if _own(text)
+                else "the agent could not finish the question with this state and tool"
             )
             raise fail(
                 f"question {number} crashed",
@@ -1098,6 +1166,24 @@ def _notes_case(run: _NotesRun, index: int, label: str) -> None:
         return
     lost = sorted(t for t in want if got.get(t, 0) < want[t])
     extra = sorted(t for t in got if got[t] > want.get(t, 0))
+    if not got:
+        raise fail(
+            f"no note reached the thread {label}",
+            expected=f"{len(run.wanted[index])} notes in the thread's `notes`: one for every call",
+            observed="the thread's `notes` is an empty list",
+            why="a tool writes to the thread's state only through the update it returns: "
+            "`Command(update={'notes': [text], 'messages': [ToolMessage(..., tool_call_id=tool_call_id)]})`; "
+            "a returned string only answers the call, and a list of your own is not the thread's",
+            where=section(STEPS, BARRIER),
+        )
+    if lost and extra and len(run.after[index]) == len(run.wanted[index]):
+        raise fail(
+            f"notes were changed {label}",
+            expected=f"the texts the calls wrote, e.g. {lost[0]!r}",
+            observed=f"texts no call wrote, e.g. {extra[0]!r}",
+            why="write each call's `text` into `notes` as it is",
+            where=section(STEPS, BARRIER),
+        )
     if lost:
         twice = all(want[t] > 1 and got.get(t, 0) >= 1 for t in lost)
         raise fail(
@@ -1358,6 +1444,31 @@ def case_answers_in_place(t: _Thread) -> None:
             why="the thread cannot know whether the call did its work; the model must not claim it did",
             where=section(RECOVERY, REPAIR),
         )
+    for message in (m for m in answers if m.tool_call_id not in t.kept):
+        problem = _dishonest(_text(message.content))
+        if problem:
+            raise fail(
+                f"an error answer {problem}",
+                expected="status='error' and a text saying the call may not have completed, e.g. 'not "
+                "completed: the tool step crashed; it may have run'",
+                observed=f"{shorten(repr(_text(message.content)), 120)} [{message.status}]",
+                why="the thread cannot know whether the call did its work (it may have run before the "
+                "crash): the model reads the text, not only the status, and must not tell the user it was "
+                "done",
+                where=section(RECOVERY, REPAIR),
+            )
+
+
+def _dishonest(text: str) -> str:
+    """What is wrong with the text of an error answer written for a call nobody answered ('' if nothing):
+    the lesson's rule is that it says the call may not have completed, and never claims it was done."""
+    words = set(re.findall(r"[a-z]+(?:'[a-z]+)?", text.lower()))
+    doubt = bool(words & MAY_NOT) or any(w.endswith("n't") for w in words)
+    if words & DONE and not doubt:
+        return "claims the call was done"
+    if not doubt and not words & SAYS_ERROR:
+        return "does not say the call may not have completed"
+    return ""
 
 
 def case_healthy_unchanged(t: _Thread) -> None:
@@ -1403,14 +1514,22 @@ def _repair_thread(repair: Any, d: _RepairDraw, index: int, wire: _Wire) -> None
         raise
     except LearnerRaised as error:
         case_no_tool_ran_again(t)
+        text = str(error)
         raise fail(
             "`repair` raised",
             expected="the thread's history rewritten with `graph.update_state(config, ..., as_node='tools')`",
-            observed=shorten(str(error), 220),
-            why="without `as_node`, LangGraph cannot tell which node wrote an update on a thread that "
-            "stopped "
-            "mid-step; and a RemoveMessage for create_agent's pending answer has no message to remove: "
-            "rewrite the whole history, `[RemoveMessage(id=REMOVE_ALL_MESSAGES), *repaired]`",
+            observed=shorten(text, 220),
+            why="the exception came from your own code (named above), not from LangGraph: read "
+            "`graph.get_state(config).values['messages']`, build the repaired list, write it with one "
+            "`update_state`"
+            if _own(text)
+            else "a RemoveMessage for create_agent's finished answer has no message to remove: that answer "
+            "is a pending write, which get_state shows but the thread does not hold yet. Rewrite the whole "
+            "history, `[RemoveMessage(id=REMOVE_ALL_MESSAGES), *repaired]`"
+            if "doesn't exist" in text
+            else "without `as_node`, LangGraph cannot tell which node wrote an update on a thread that "
+            "stopped mid-step; and a RemoveMessage for create_agent's pending answer has no message to "
+            "remove: rewrite the whole history, `[RemoveMessage(id=REMOVE_ALL_MESSAGES), *repaired]`",
             where=section(RECOVERY, REPAIR),
         ) from None
     t.after = list(t.graph.get_state(t.config).values["messages"])
@@ -1433,8 +1552,9 @@ def check_repair(repair: Any, *, seed: Any = None) -> str:
     )
     cases, wire = Cases("q4"), _Wire()
     try:
-        for index, (label, _) in enumerate(THREADS):
-            cases.run(label, lambda index=index: _repair_thread(repair, d, index, wire))
+        with _quiet_library():
+            for index, (label, _) in enumerate(THREADS):
+                cases.run(label, lambda index=index: _repair_thread(repair, d, index, wire))
     finally:
         wire.close()
     return cases.result(
@@ -1550,6 +1670,7 @@ class _LimitRun:
         default_factory=list
     )  # per question: ("ok", messages) | ("raised", text)
     model_calls: list[int] = field(default_factory=list)  # per question
+    questions_seen: list[int] = field(default_factory=list)  # per question: the most questions a call saw
     hook_runs: list[list[str]] = field(default_factory=list)  # per question: the hooks that ran, in order
     runaway: tuple[str, Any] = ("", None)
     runaway_calls: int = 0
@@ -1609,10 +1730,8 @@ def _ask(agent: Any, thread: dict, text: str, work: int) -> tuple[str, Any]:
         )
     except StillAStub:
         raise
-    except LearnerRaised as error:
-        return "raised", f"{type(error.original).__name__}: {shorten(error.original, 140)}"
-    except LearnerHung as error:
-        return "raised", shorten(str(error), 140)
+    except LearnerRaised as error:  # a hang is not caught: the run stops there, after one time limit
+        return "raised", shorten(str(error), 220)
     messages = result.get("messages") if isinstance(result, dict) else None
     return "ok", list(messages or [])
 
@@ -1627,6 +1746,7 @@ def _q5_play(build_limited_agent: Any, d: _LimitDraw) -> _LimitRun:
         before, hooks_before = len(seen), len(hooked)
         run.results.append(_ask(agent, thread, text, 60))
         run.model_calls.append(len(seen) - before)
+        run.questions_seen.append(max(seen[before:], default=0))
         run.hook_runs.append(hooked[hooks_before:])
     run.question_runs = len(run.ran)
     seen.clear()
@@ -1642,7 +1762,7 @@ def _finished(d: _LimitDraw, outcome: tuple[str, Any], question: int) -> str:
     """Why a question did not end with its own answer ('' when it did)."""
     kind, value = outcome
     if kind == "raised":
-        return f"it raised {value}"
+        return value  # "your code raised …", "langgraph raised …"
     last = value[-1] if value else None
     if isinstance(last, AIMessage) and _text(last.content) == f"{d.answer} {question}":
         return ""
@@ -1650,6 +1770,13 @@ def _finished(d: _LimitDraw, outcome: tuple[str, Any], question: int) -> str:
 
 
 def _limit_why(observed: str) -> tuple[str, str]:
+    if _own(observed):
+        return (
+            "the exception came from your own code (named above), not from a limit: the agent is "
+            "`create_agent` with the middleware handed over and a model-call limit that ends with an "
+            "answer, nothing of yours that raises",
+            section(AROUND, THREE_LIMITS),
+        )
     if "GraphRecursionError" in observed:
         return (
             "the recursion limit counts steps, not model calls: every before/after-model hook is a node of "
@@ -1684,10 +1811,23 @@ def case_long_task_completes(run: _LimitRun) -> None:
         )
 
 
+_NO_HISTORY = (
+    "the second question reached the model without the first: the agent keeps a thread only in the "
+    "checkpointer it is built on — pass the one you are handed, `create_agent(..., "
+    "checkpointer=checkpointer)`",
+    section(AROUND, PER_THREAD),
+)
+
+
+def _history_lost(run: _LimitRun) -> bool:
+    """The second question's model calls saw one question only: the thread kept nothing."""
+    return run.questions_seen[1:2] == [1]
+
+
 def case_second_question_completes(run: _LimitRun) -> None:
     problem = _finished(run.d, run.results[1], 2)
     if problem:
-        why, where = _limit_why(problem)
+        why, where = _NO_HISTORY if _history_lost(run) else _limit_why(problem)
         raise fail(
             "the second question on the thread was stopped early",
             expected=f"its own answer after {len(run.d.second) + 1} model calls: one budget per question",
@@ -1697,17 +1837,32 @@ def case_second_question_completes(run: _LimitRun) -> None:
         )
 
 
+def _unfinished(run: _LimitRun) -> CheckFailed | None:
+    """A case about the questions' work is not judged when a question did not end with its answer: the
+    cases above say why, and what did not run then says nothing more."""
+    stopped = [n for n, outcome in enumerate(run.results, 1) if _finished(run.d, outcome, n)]
+    if not stopped:
+        return None
+    return CheckFailed(f"not judged: question {stopped[0]} did not end with its answer (above)")
+
+
 def case_middleware_kept(run: _LimitRun) -> None:
     every = {f"hook{k}" for k in range(len(run.d.hooks))}
-    missing = [sorted(every - set(ran)) for ran in run.hook_runs]
+    ended = [not _finished(run.d, outcome, n) for n, outcome in enumerate(run.results, 1)]
+    if not any(ended):
+        raise _unfinished(run)
+    missing = [
+        sorted(every - set(ran)) if done else [] for ran, done in zip(run.hook_runs, ended, strict=True)
+    ]
     if any(missing):
         raise fail(
             "the middleware handed to `build_limited_agent` did not run",
             expected=f"each of the {len(every)} hooks in `middleware` runs on every question (they keep the "
             "history in shape)",
             observed="; ".join(
-                f"question {n}: {', '.join(m) or 'all'} {'did not run' if m else 'ran'}"
-                for n, m in enumerate(missing, 1)
+                f"question {n}: "
+                + (f"{', '.join(m) or 'all'} {'did not run' if m else 'ran'}" if done else "not judged")
+                for n, (m, done) in enumerate(zip(missing, ended, strict=True), 1)
             ),
             why="fix the limits, not the agent's other middleware: pass `middleware` on, your limit added",
             where=section(AROUND, THREE_LIMITS),
@@ -1734,7 +1889,7 @@ def case_runaway_stops(run: _LimitRun) -> None:
     observed = (
         f"still calling the model after {RUNAWAY_CAP} calls: the check stopped it"
         if capped
-        else f"it raised {value} after {run.runaway_calls} model calls"
+        else f"{value}, after {run.runaway_calls} model calls"
         if kind == "raised"
         else f"{run.runaway_calls} model calls; {len(unanswered)} call(s) unanswered; last message "
         f"{type(last).__name__}"
@@ -1744,16 +1899,17 @@ def case_runaway_stops(run: _LimitRun) -> None:
         expected=f"at most {MAX_MODEL_CALLS} model calls, then the run returns normally: every call "
         "answered, an AIMessage without tool calls last",
         observed=observed,
-        why=(
+        why=_limit_why(value)[0]
+        if kind == "raised" and _own(value)
+        else (
             "nothing in the agent stops a model that never stops: a recursion limit of hundreds of steps "
             "lets it run, and bill, far past the budget. "
             if capped
             else ""
         )
         + "`ModelCallLimitMiddleware(run_limit=...)` with its default `exit_behavior='end'` refuses the "
-        "next "
-        "model call and ends with a message; a recursion limit raises instead, and a limit set too high "
-        "bills every extra call",
+        "next model call and ends with a message; a recursion limit raises instead, and a limit set too "
+        "high bills every extra call",
         where=section(AROUND, THREE_LIMITS),
     )
 
@@ -1761,14 +1917,26 @@ def case_runaway_stops(run: _LimitRun) -> None:
 def case_limited_model_used(run: _LimitRun) -> None:
     wanted = [MAX_MODEL_CALLS, len(run.d.second) + 1]
     runs = sum(run.d.long) + sum(run.d.second)
+    if (run.model_calls != wanted or run.question_runs != runs) and not _history_lost(run):
+        stopped = _unfinished(run)
+        if stopped is not None:
+            raise stopped
     if run.model_calls != wanted or run.question_runs != runs:
+        why, where = (
+            _NO_HISTORY
+            if _history_lost(run)
+            else (
+                "build the agent with the `model` and `tools` you are handed: the check scripts them",
+                section(AROUND, THREE_LIMITS),
+            )
+        )
         raise fail(
             "the model and tools handed to `build_limited_agent` did not do the questions' work",
             expected=f"{wanted[0]} and {wanted[1]} calls of the model you were handed; {runs} tool runs",
             observed=f"{run.model_calls[0]} and {run.model_calls[1]} model calls; {run.question_runs} "
             "tool runs",
-            why="build the agent with the `model` and `tools` you are handed: the check scripts them",
-            where=section(AROUND, THREE_LIMITS),
+            why=why,
+            where=where,
         )
 
 
