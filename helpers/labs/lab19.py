@@ -23,7 +23,8 @@ note text among the parallel notes, a later turn and a second question on the th
 asked again, a healthy thread (q4); a task that takes exactly the allowed model calls, hook nodes,
 a second question, a runaway (q5); a question about an order and one not, a tracker whose name is
 drawn (q6). The course's tools, models and reviewer record what happens as it happens (each fetch's
-start and end, each question and answer with the invocation it came in, each offer and each run).
+start and end, the event loop's time inside the learner's tool in each call, each question and answer
+with the invocation it came in, each offer and each run).
 What the learner's code returns is compared only after `plain(...)` rebuilt it from builtins. Time
 limits grow with the work drawn (`scaled_limit`). Nothing public computes an expected answer: the
 notebook gets `OrderDesk` (the blocking client of exercise 1's demo), `serve` (the web app's
