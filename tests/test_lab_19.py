@@ -433,11 +433,20 @@ def generator_exit_in_the_tool(fetch):
     return lookup_order
 
 
-def test_lab19_q1_names_a_tools_generator_exit():
+def generator_exit_in_the_coroutine(fetch):
+    @tool
+    async def lookup_order(order_id: str) -> str:
+        """Look up an order."""
+        raise GeneratorExit("closing")
+
+    return lookup_order
+
+
+@pytest.mark.parametrize("make", [generator_exit_in_the_tool, generator_exit_in_the_coroutine])
+def test_lab19_q1_names_a_tools_generator_exit(make):
     """Under ainvoke langgraph ends the run with "coroutine ignored GeneratorExit": the verdict names the
-    learner's own GeneratorExit, and its line."""
-    namespace = {"make_lookup_tool": generator_exit_in_the_tool}
-    message = rejected(lab19.q1, namespace, "your code raised GeneratorExit")
+    learner's own GeneratorExit, and its line, from a sync tool and from a coroutine."""
+    message = rejected(lab19.q1, {"make_lookup_tool": make}, "your code raised GeneratorExit")
     assert "RuntimeError" not in message and "raise GeneratorExit" in message, message
 
 

@@ -247,7 +247,8 @@ def _own(text: str) -> bool:
 class _ToolErrors(BaseCallbackHandler):
     """The check's callback handler: every exception a tool raised, as it was raised. Under `ainvoke`
     langgraph may end the run with another in its place (a tool's `GeneratorExit` ends it as "coroutine
-    ignored GeneratorExit"), so the verdict names the learner's own exception from here."""
+    ignored GeneratorExit"), so the verdict names the learner's own exception from here (or from the
+    task that ran the tool's coroutine, which keeps it)."""
 
     run_inline = True
 
@@ -260,9 +261,11 @@ class _ToolErrors(BaseCallbackHandler):
 
 def _named(error: LearnerRaised, raised: list[BaseException]) -> LearnerRaised:
     """`error`, or, when a library reported it but the learner's own exception started it, that one."""
-    if _own(str(error)) or any(exc is error.original for exc in raised):
+    if _own(str(error)):
         return error
     for exc in raised:
+        if exc is error.original:
+            continue
         text = describe_exception(exc)
         if _own(text):
             return StillAStub(text, exc) if is_stub(exc) else LearnerRaised(text, exc)
@@ -513,7 +516,15 @@ def _q1_play(make_lookup_tool: Any, d: _LookupDraw) -> _LookupRun:
     work = sum(delay for _, _, delay in (*d.batch, d.later)) + ARRIVAL
     watch, errors = _LoopWatch(), _ToolErrors()
 
+    tasks: list[asyncio.Task] = []
+
+    def task_factory(loop: Any, coro: Any, **kwargs: Any) -> asyncio.Task:
+        task = asyncio.Task(coro, loop=loop, **kwargs)
+        tasks.append(task)  # a BaseException out of a tool's task stops the loop; the task still holds it
+        return task
+
     async def ainvoke(inputs: dict) -> Any:  # the agent's ainvoke, the loop's time in learner code timed
+        asyncio.get_running_loop().set_task_factory(task_factory)
         sys.setprofile(watch)
         try:
             return await agent.ainvoke(inputs, {"callbacks": [errors]})
@@ -524,7 +535,8 @@ def _q1_play(make_lookup_tool: Any, d: _LookupDraw) -> _LookupRun:
     try:
         result = run_learner(ainvoke, inputs, limit=scaled_limit(work), name="the agent's ainvoke")
     except LearnerRaised as error:
-        raise _named(error, errors.raised) from None
+        ended = [t.exception() for t in tasks if t.done() and not t.cancelled()]
+        raise _named(error, [*errors.raised, *(e for e in ended if e is not None)]) from None
     run = _LookupRun(d, desk, made, watch)
     for message in result["messages"]:
         if isinstance(message, ToolMessage):
