@@ -407,15 +407,18 @@ def _down_run(times: list[float]) -> tuple[lab14.Run, lab14.Scenario]:
     ("times", "too_long"),
     [
         ([0.0, 0.06, 0.17], False),  # initial_delay=0.05, doubling: what the lab asks for
-        ([0.0, 0.81, 0.92], False),  # the same, the machine stalled 0.75 s in the first wait
-        ([0.0, 0.06, 0.97], False),  # ... or in the second
         ([0.0, 0.12, 0.37], False),  # initial_delay=0.1 at the top of its jitter
-        ([0.0, 0.5, 1.5], True),  # initial_delay=0.5
+        ([0.0, 0.81, 0.92], False),  # 0.05 s, the machine stalled 0.75 s in the first wait
+        ([0.0, 0.06, 0.97], False),  # ... or in the second
+        ([0.0, 0.9, 1.15], False),  # 0.1 s at the top of its jitter, a stall in the first wait
+        ([0.0, 0.38, 0.76], True),  # a constant 0.5 s (backoff_factor=0) at the bottom of its jitter
+        ([0.0, 0.4, 0.8], True),  # the default 1 s capped by max_delay=0.4
+        ([0.0, 0.5, 1.5], True),  # initial_delay=0.5, doubling
         ([0.0, 0.76, 2.27], True),  # the default 1 s backoff at the bottom of its jitter
-        ([0.0, 1.0, 2.0], True),  # a constant 1 s (backoff_factor=0)
+        ([0.0, 1.0, 2.0], True),  # a constant 1 s
     ],
 )
-def test_a_long_wait_is_judged_from_both_gaps_so_one_stall_drops_out(times, too_long):
+def test_a_long_wait_is_one_both_gaps_show_so_one_stall_drops_out(times, too_long):
     run, scenario = _down_run(times)
     if too_long:
         with pytest.raises(CheckFailed, match="waited too long"):
