@@ -384,7 +384,7 @@ PLAN: tuple[Block, ...] = (
         does="predict on paper, then the highlights notebook's Run All to compare, then section 5 together",
         steps=(
             Step("§5 weather,count", "pairs",
-                 "notebooks closed (the highlights notebook's saved outputs give answers away): show the "
+                 "notebooks closed (the highlights notebook's text gives answers away): show the "
                  "eight tools on the projector; pairs write on paper what four of them become as "
                  "ToolMessage content: `weather` (a dict), `count` (an int), `nothing` (None), `names` "
                  "(a list of strings)", label="predict on paper"),
@@ -1153,8 +1153,8 @@ def facilitator_markdown(plan: tuple[Block, ...] = PLAN) -> str:
             out.append(f"{when}veryone opens `{block.highlights}` (in JupyterLab's file browser: docs → "
                        f"workshop → highlights) and runs *Run → Run All Cells*: it holds only "
                        f"`{block.part.notebook}`'s Setup, the earlier cells this section needs, and "
-                       f"the section. Opened before the predictions are written, its saved outputs "
-                       f"give answers away.\n")
+                       f"the section. Opened before the predictions are written, its text gives "
+                       f"answers away.\n")
         elif block.part is not None:
             typed = [_where_label(block, s.where) for s in block.steps if s.mode == "type"]
             live = f"build/slides/live/{Path(block.part.notebook).name}"

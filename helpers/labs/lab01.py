@@ -921,11 +921,11 @@ q1 = Exercise(
     check_run_calls,
     (
         "Start every call before waiting for any: build one coroutine per call, then await them together.",
-        "One coroutine per call, in the calls' order: `tools_by_name[name].ainvoke(args)`, not awaited "
-        "yet. Hand them all to ONE `await asyncio.gather(...)` (unpack the list with `*`): it returns the "
-        "results in the order of its arguments, whatever order they finish in, so the i-th result answers "
-        "the i-th call: pair each with that call's `id`. (An `asyncio.TaskGroup` works too; keep the "
-        "tasks in call order.)",
+        "One coroutine per call, in the calls' order: `tools_by_name[call['name']].ainvoke(call['args'])`, "
+        "not awaited yet. Hand them all to ONE `await asyncio.gather(...)` (unpack the list with `*`): it "
+        "returns the results in the order of its arguments, whatever order they finish in, so the i-th "
+        "result answers the i-th call: pair each with that call's `id`. (An `asyncio.TaskGroup` works "
+        "too; keep the tasks in call order.)",
     ),
 )
 q2 = Exercise(
