@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import operator
+import sys
 import threading
 import time
 from typing import Annotated
@@ -422,6 +423,22 @@ def test_lab19_q1_refuses_a_loop_blocked_around_the_hand_off():
         verdicts(lab19.check_lookups, answers),
         {"blocks-before": held, "blocks-after": held, "awaits-then-hands-off": (), "own-pool": ()},
     )
+
+
+def switches_the_timer_off(fetch):  # hides a blocked loop from the check's profile function
+    @tool
+    async def lookup_order(order_id: str) -> str:
+        """Look up an order."""
+        sys.setprofile(None)
+        time.sleep(0.05)
+        return await asyncio.to_thread(fetch, order_id)
+
+    return lookup_order
+
+
+def test_lab19_q1_refuses_a_tool_that_switches_the_loop_timer_off():
+    with pytest.raises(CheckFailed, match="timer of the event loop was switched off"):
+        lab19.check_lookups(switches_the_timer_off)
 
 
 def generator_exit_in_the_tool(fetch):
@@ -1064,15 +1081,21 @@ def repair_raises(graph, config):  # its own bug
 
 
 def test_lab19_q4_an_error_answer_says_the_call_may_not_have_completed():
-    """The status alone is not the rule: the model reads the text. An error answer that claims the call
-    was done, or says nothing of it, is refused; texts that say it may not have completed pass."""
+    """The status alone is not the rule: the model reads the text. An error answer that is only a claim
+    of success, or empty, is refused; honest texts pass however they are worded, in any language (a
+    check cannot judge every sentence: labs/README.md)."""
     answers = {
         "says-done": _error_answers("done"),
-        "says-notified": _error_answers("notified the customer successfully"),
-        "no-errors": _error_answers("completed with no errors"),
+        "says-sent": _error_answers("Sent!"),
+        "tick": _error_answers("✅"),
+        "ok": _error_answers("OK."),
         "empty": _error_answers(""),
+        "blank": _error_answers("   "),
         "failed-unknown": _error_answers("Tool call failed; outcome unknown."),
-        "did-not-complete": _error_answers("The tool step crashed, so this call didn't complete."),
+        "did-not-complete": _error_answers("The tool step crashed, so this call didn\u2019t complete."),
+        "cannot-confirm": _error_answers("cannot confirm the notification went out"),
+        "timed-out": _error_answers("Timed out"),
+        "chinese": _error_answers("未完成：工具步骤崩溃，可能已执行"),
         "error": _error_answers("Error: interrupted"),
         "raises": repair_raises,
     }
@@ -1080,11 +1103,16 @@ def test_lab19_q4_an_error_answer_says_the_call_may_not_have_completed():
         verdicts(lab19.check_repair, answers),
         {
             "says-done": ("an error answer claims the call was done", "'done' [error]"),
-            "says-notified": ("an error answer claims the call was done",),
-            "no-errors": ("an error answer claims the call was done",),
-            "empty": ("does not say the call may not have completed",),
+            "says-sent": ("an error answer claims the call was done",),
+            "tick": ("an error answer claims the call was done",),
+            "ok": ("an error answer claims the call was done",),
+            "empty": ("an error answer says nothing",),
+            "blank": ("an error answer says nothing",),
             "failed-unknown": (),
             "did-not-complete": (),
+            "cannot-confirm": (),
+            "timed-out": (),
+            "chinese": (),
             "error": (),
             "raises": ("`repair` raised", "your code raised ValueError", "from your own code"),
         },

@@ -36,7 +36,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import re
 import sys
 import sysconfig
 import threading
@@ -128,19 +127,13 @@ REJECTIONS = ("not now", "no, wrong amount", "reject", "deny: ask the manager fi
 LOOKUP_STEMS = ("lookup_order", "order_status", "find_order", "get_order")
 TRACK_STEMS = ("where_is_parcel", "courier_status", "shipment_eta", "parcel_eta")
 OTHER_STEMS = ("refund_status", "store_hours", "stock_level", "shipping_costs")
-DONE = frozenset(
-    "done ok okay success successful successfully succeeded complete completed finished worked fine sent "
-    "notified charged delivered paid processed".split()
-)
-"""q4: words of an answer that says a call did its work."""
-MAY_NOT = frozenset(
-    "not never may might maybe possibly perhaps could whether unknown uncertain unclear unsure unconfirmed "
-    "unverified failed fail fails failure unsuccessful crash crashed interrupted incomplete unfinished "
-    "aborted cancelled canceled lost unanswered missing pending unavailable".split()
-)
-"""q4: words of an answer that says a call may not have completed (as does any `n't`)."""
-SAYS_ERROR = frozenset("no error errors errored exception timeout retry".split())
-"""q4: words of an error answer that claim nothing done (beside a word of `DONE`, `MAY_NOT` is needed)."""
+BARE_SUCCESS = frozenset(
+    "done ok okay success successful succeeded complete completed finished sent notified charged "
+    "delivered paid processed all good fine yes ✅ ✔ ✔️ 👍".split(" ")
+) | {"all good", "sent successfully", "done successfully", "completed successfully"}
+"""q4: texts that are nothing but a claim of success (compared whole, case and end punctuation aside).
+An error answer's free text is not judged beyond these and an empty text: a check cannot read every
+sentence, so the lab says what to write (labs/README.md)."""
 ABOUT_ORDERS = ("Where is my order {ref}?", "My order {ref} has not arrived.", "Has order {ref} shipped yet?")
 NOT_ABOUT_ORDERS = ("Do you ship to Norway?", "What are your opening hours?", "Is the blue kettle in stock?")
 
@@ -517,6 +510,7 @@ def _q1_play(make_lookup_tool: Any, d: _LookupDraw) -> _LookupRun:
     watch, errors = _LoopWatch(), _ToolErrors()
 
     tasks: list[asyncio.Task] = []
+    switched_off: list[bool] = []
 
     def task_factory(loop: Any, coro: Any, **kwargs: Any) -> asyncio.Task:
         task = asyncio.Task(coro, loop=loop, **kwargs)
@@ -529,6 +523,7 @@ def _q1_play(make_lookup_tool: Any, d: _LookupDraw) -> _LookupRun:
         try:
             return await agent.ainvoke(inputs, {"callbacks": [errors]})
         finally:
+            switched_off.append(sys.getprofile() is not watch)
             sys.setprofile(None)
 
     inputs = {"messages": [HumanMessage("Where are my orders?")]}
@@ -537,6 +532,15 @@ def _q1_play(make_lookup_tool: Any, d: _LookupDraw) -> _LookupRun:
     except LearnerRaised as error:
         ended = [t.exception() for t in tasks if t.done() and not t.cancelled()]
         raise _named(error, [*errors.raised, *(e for e in ended if e is not None)]) from None
+    if any(switched_off):
+        raise fail(
+            "the check's timer of the event loop was switched off",
+            expected="your tools leave `sys.setprofile` alone",
+            observed="the profile function the check installed on the loop's thread was replaced",
+            why="the check times the loop's time inside your tools with `sys.setprofile`; code that "
+            "replaces it hides a blocked loop",
+            where=section(BUILTIN, BLOCKING),
+        )
     run = _LookupRun(d, desk, made, watch)
     for message in result["messages"]:
         if isinstance(message, ToolMessage):
@@ -1481,14 +1485,14 @@ def case_answers_in_place(t: _Thread) -> None:
 
 
 def _dishonest(text: str) -> str:
-    """What is wrong with the text of an error answer written for a call nobody answered ('' if nothing):
-    the lesson's rule is that it says the call may not have completed, and never claims it was done."""
-    words = set(re.findall(r"[a-z]+(?:'[a-z]+)?", text.lower()))
-    doubt = bool(words & MAY_NOT) or any(w.endswith("n't") for w in words)
-    if words & DONE and not doubt:
+    """What is wrong with the text of an error answer written for a call nobody answered ('' if nothing
+    this check can tell): empty, or nothing but a claim of success ('done', 'Sent.', '✅'). The lesson's
+    rule is that it says the call may not have completed; any other sentence is the learner's to word."""
+    bare = " ".join(text.replace("\u2019", "'").casefold().split()).strip(" .!?:;,-—")
+    if not bare:
+        return "says nothing: the model cannot tell the call may not have completed"
+    if bare in BARE_SUCCESS:
         return "claims the call was done"
-    if not doubt and not words & SAYS_ERROR:
-        return "does not say the call may not have completed"
     return ""
 
 
