@@ -703,18 +703,21 @@ class Payments:
 
     def __init__(self):
         self.paid, self.paid_for, self.up = [], [], False
+        self.went_through = threading.Event()  # the down service fails only once the payment went through
 
         @tool
         def take_payment(amount: int, tool_call_id: Annotated[str, InjectedToolCallId]) -> str:
             """Charge the customer."""
             self.paid.append(amount)
             self.paid_for.append(tool_call_id)
+            self.went_through.set()
             return f"charged {amount}"
 
         @tool
         def send_receipt(user: str) -> str:
             """Send the receipt."""
             if not self.up:
+                self.went_through.wait(5)
                 raise ConnectionError("receipt service is down")
             return f"receipt sent to {user}"
 
@@ -734,6 +737,7 @@ class Payments:
         return agents_module().create_agent(model, self.tools, checkpointer=InMemorySaver())
 
     def crash(self, design, model=None):
+        self.went_through.clear()
         graph = getattr(self, design)(model or ScriptedChatModel(script=self.TURN))
         config = {"configurable": {"thread_id": design}}
         with pytest.raises(ConnectionError):
